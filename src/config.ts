@@ -1,0 +1,93 @@
+import path from 'node:path';
+
+export type GeneratorMode = 'auto' | 'ollama' | 'builtin';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  logLevel: string;
+  siteName: string;
+  bootstrapApiKey: string | null;
+  generator: GeneratorMode;
+  ollamaHost: string;
+  ollamaModel: string;
+  generationTimeoutMs: number;
+  jobPollMs: number;
+  jobConcurrency: number;
+  jobLeaseMs: number;
+  jobMaxAttempts: number;
+  shutdownTimeoutMs: number;
+}
+
+/** A bad environment variable: the message names it so a failed start says what to fix. */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`Invalid environment variable ${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `expected ${min}..${max}, got ${value}`);
+  return value;
+}
+
+function readEnum<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = raw.trim() as T;
+  if (!allowed.includes(value)) throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${raw}"`);
+  return value;
+}
+
+function readString(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw.trim();
+}
+
+function readUrl(env: Env, name: string, fallback: string): string {
+  const value = readString(env, name, fallback);
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const bootstrap = env.BOOTSTRAP_API_KEY?.trim() || null;
+  if (bootstrap !== null && !/^[A-Za-z0-9_\-.~]{20,200}$/.test(bootstrap)) {
+    throw new ConfigError('BOOTSTRAP_API_KEY', 'expected 20-200 characters of A-Z a-z 0-9 _ - . ~');
+  }
+  const siteName = readString(env, 'SITE_NAME', 'My Blog');
+  if (siteName.length > 200) throw new ConfigError('SITE_NAME', 'at most 200 characters');
+  return {
+    port: readInt(env, 'PORT', 3000, 0, 65535),
+    host: readString(env, 'HOST', '127.0.0.1'),
+    dataDir: path.resolve(readString(env, 'DATA_DIR', './data')),
+    logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    siteName,
+    bootstrapApiKey: bootstrap,
+    generator: readEnum<GeneratorMode>(env, 'GENERATOR', 'auto', ['auto', 'ollama', 'builtin']),
+    ollamaHost: readUrl(env, 'OLLAMA_HOST', 'http://127.0.0.1:11434'),
+    ollamaModel: readString(env, 'OLLAMA_MODEL', 'llama3.2'),
+    generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
+    jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
+    jobConcurrency: readInt(env, 'JOB_CONCURRENCY', 2, 1, 64),
+    jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
+    jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,134 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+// Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
+const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
+
+export const sites = sqliteTable('sites', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: timestamp('created_at').notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    // First characters of the key, enough to recognise it in a list; never the whole key.
+    prefix: text('prefix').notNull(),
+    hash: text('hash').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    revokedAt: timestamp('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_hash_unique').on(t.hash), index('api_keys_site_idx').on(t.siteId)],
+);
+
+export const posts = sqliteTable(
+  'posts',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    content: text('content'),
+    category: text('category'),
+    tags: text('tags', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    authorId: text('author_id'),
+    isDraft: integer('is_draft', { mode: 'boolean' }).notNull(),
+    visibility: text('visibility', { enum: ['public', 'unlisted'] }).notNull().default('public'),
+    publishedAt: timestamp('published_at'),
+    // Which generator wrote the post (null for posts written by a client).
+    generatorProvider: text('generator_provider'),
+    generatorModel: text('generator_model'),
+    // The batch task that generated this post: unique, so a task can never make two posts.
+    sourceTaskId: text('source_task_id'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
+    uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
+    index('posts_site_created_idx').on(t.siteId, t.createdAt),
+  ],
+);
+
+export const knowledgeFiles = sqliteTable(
+  'knowledge_files',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    extension: text('extension').notNull(),
+    mediaType: text('media_type').notNull(),
+    sizeBytes: integer('size_bytes').notNull(),
+    status: text('status', { enum: ['uploaded', 'indexed', 'failed'] }).notNull(),
+    error: text('error'),
+    chunkCount: integer('chunk_count').notNull().default(0),
+    storageKey: text('storage_key').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('knowledge_site_created_idx').on(t.siteId, t.createdAt), index('knowledge_status_idx').on(t.status)],
+);
+
+export const knowledgeChunks = sqliteTable(
+  'knowledge_chunks',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    fileId: text('file_id')
+      .notNull()
+      .references(() => knowledgeFiles.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    ordinal: integer('ordinal').notNull(),
+    text: text('text').notNull(),
+  },
+  (t) => [index('knowledge_chunks_file_idx').on(t.fileId), index('knowledge_chunks_site_idx').on(t.siteId)],
+);
+
+export const tasks = sqliteTable(
+  'tasks',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    batchId: text('batch_id').notNull(),
+    position: integer('position').notNull(),
+    status: text('status', { enum: ['pending', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+    topic: text('topic').notNull(),
+    // The merged post options (defaults under the post's own fields), as JSON.
+    params: text('params', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    scheduledFor: timestamp('scheduled_for').notNull(),
+    // When the task may next be claimed: scheduledFor at first, later pushed out by backoff.
+    runAfter: timestamp('run_after').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: timestamp('lease_until'),
+    startedAt: timestamp('started_at'),
+    finishedAt: timestamp('finished_at'),
+    lastError: text('last_error'),
+    postId: text('post_id'),
+    missingFileIds: text('missing_file_ids', { mode: 'json' }).$type<string[]>(),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    index('tasks_claim_idx').on(t.status, t.runAfter),
+    index('tasks_site_batch_idx').on(t.siteId, t.batchId),
+    index('tasks_site_created_idx').on(t.siteId, t.createdAt),
+  ],
+);
+
+export type Site = typeof sites.$inferSelect;
+export type PostRow = typeof posts.$inferSelect;
+export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
+export type TaskRow = typeof tasks.$inferSelect;

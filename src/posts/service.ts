@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { and, count, desc, eq, like, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { posts, type PostRow } from '../db/schema.js';
+import { notFound, validationError } from '../errors.js';
+import { slugify, uniqueSlug } from './slug.js';
+
+export const MAX_TAGS = 20;
+export const MAX_TITLE_LENGTH = 300;
+
+export type Visibility = 'public' | 'unlisted';
+
+export interface PostInput {
+  title: string;
+  description?: string | null;
+  content?: string | null;
+  category?: string | null;
+  tags?: string[];
+  authorId?: string | null;
+  isDraft?: boolean;
+  visibility?: Visibility;
+}
+
+export interface PostOrigin {
+  generatorProvider?: string;
+  generatorModel?: string;
+  sourceTaskId?: string;
+}
+
+export type PostPatch = Partial<PostInput>;
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  /** draft | published (public) | unlisted | all; omitted lists drafts and public posts. */
+  status?: 'draft' | 'published' | 'unlisted' | 'all';
+  tag?: string;
+  category?: string;
+  q?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  pagination: { page: number; limit: number; total: number; pages: number };
+}
+
+function cleanTitle(title: string): string {
+  const trimmed = title.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_TITLE_LENGTH) {
+    throw validationError(`title must be 1-${MAX_TITLE_LENGTH} characters`, [
+      { path: '/title', message: `must be 1-${MAX_TITLE_LENGTH} characters after trimming` },
+    ]);
+  }
+  return trimmed;
+}
+
+/** Trimmed, non-empty, de-duplicated (first spelling wins, case-insensitive), at most 20. */
+export function cleanTags(tags: readonly string[] | undefined): string[] {
+  const seen = new Set<string>();
+  const result: string[] = [];
+  for (const raw of tags ?? []) {
+    const tag = raw.trim();
+    if (!tag || seen.has(tag.toLowerCase())) continue;
+    seen.add(tag.toLowerCase());
+    result.push(tag);
+  }
+  if (result.length > MAX_TAGS) {
+    throw validationError(`at most ${MAX_TAGS} distinct tags`, [{ path: '/tags', message: `must hold at most ${MAX_TAGS} distinct tags` }]);
+  }
+  return result;
+}
+
+const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
+
+/** A slug free on the site: slugs sharing the base are read once and the first gap is taken. */
+function freeSlug(db: Db, siteId: string, title: string, exceptPostId?: string): string {
+  const base = slugify(title);
+  const rows = db
+    .select({ slug: posts.slug, id: posts.id })
+    .from(posts)
+    .where(and(eq(posts.siteId, siteId), or(eq(posts.slug, base), like(posts.slug, `${base.slice(0, 70)}%`))))
+    .all();
+  return uniqueSlug(base, new Set(rows.filter((r) => r.id !== exceptPostId).map((r) => r.slug)));
+}
+
+/**
+ * Inserts a post. Runs inside a synchronous transaction so the slug check and the insert are
+ * one step; callers that already hold a transaction pass it as `db`.
+ */
+export function insertPost(db: Db, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
+  const title = cleanTitle(input.title);
+  const tags = cleanTags(input.tags);
+  const isDraft = input.isDraft ?? true;
+  const row: PostRow = {
+    id: randomUUID(),
+    siteId,
+    slug: freeSlug(db, siteId, title),
+    title,
+    description: optional(input.description),
+    content: optional(input.content),
+    category: optional(input.category),
+    tags,
+    authorId: optional(input.authorId),
+    isDraft,
+    visibility: input.visibility ?? 'public',
+    publishedAt: isDraft ? null : now,
+    generatorProvider: origin.generatorProvider ?? null,
+    generatorModel: origin.generatorModel ?? null,
+    sourceTaskId: origin.sourceTaskId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  db.insert(posts).values(row).run();
+  return row;
+}
+
+export function createPost(db: Db, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
+  return db.transaction((tx) => insertPost(tx as unknown as Db, siteId, input, origin, now));
+}
+
+export function getPost(db: Db, siteId: string, postId: string): PostRow {
+  const row = db
+    .select()
+    .from(posts)
+    .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
+    .get();
+  if (!row) throw notFound('post');
+  return row;
+}
+
+/** `updatedAt` must strictly increase even when two changes land in the same millisecond. */
+const nextUpdatedAt = (previous: Date, now: Date) => new Date(Math.max(now.getTime(), previous.getTime() + 1));
+
+/** PUT: a draft becomes published, a published post becomes a draft. */
+export function togglePost(db: Db, siteId: string, postId: string, now = new Date()): PostRow {
+  return db.transaction((tx) => {
+    const current = getPost(tx as unknown as Db, siteId, postId);
+    const isDraft = !current.isDraft;
+    const changes = {
+      isDraft,
+      publishedAt: current.publishedAt ?? (isDraft ? null : now),
+      updatedAt: nextUpdatedAt(current.updatedAt, now),
+    };
+    tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
+    return { ...current, ...changes };
+  });
+}
+
+/** PATCH: edits the given fields; a new title gets a new slug unless it slugs the same. */
+export function updatePost(db: Db, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
+  return db.transaction((tx) => {
+    const current = getPost(tx as unknown as Db, siteId, postId);
+    const changes: Partial<PostRow> = {};
+    if (patch.title !== undefined) {
+      changes.title = cleanTitle(patch.title);
+      if (slugify(changes.title) !== slugify(current.title)) changes.slug = freeSlug(tx as unknown as Db, siteId, changes.title, postId);
+    }
+    if (patch.description !== undefined) changes.description = optional(patch.description);
+    if (patch.content !== undefined) changes.content = optional(patch.content);
+    if (patch.category !== undefined) changes.category = optional(patch.category);
+    if (patch.authorId !== undefined) changes.authorId = optional(patch.authorId);
+    if (patch.tags !== undefined) changes.tags = cleanTags(patch.tags);
+    if (patch.visibility !== undefined) changes.visibility = patch.visibility;
+    if (patch.isDraft !== undefined) {
+      changes.isDraft = patch.isDraft;
+      if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;
+    }
+    changes.updatedAt = nextUpdatedAt(current.updatedAt, now);
+    tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
+    return { ...current, ...changes };
+  });
+}
+
+/** Deletes a post for good. Tasks that made it keep their record; their postId then dangles on purpose. */
+export function deletePost(db: Db, siteId: string, postId: string): void {
+  const result = db
+    .delete(posts)
+    .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
+    .run();
+  if (result.changes === 0) throw notFound('post');
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRow> {
+  const filters: SQL[] = [eq(posts.siteId, siteId)];
+  switch (query.status) {
+    case 'draft':
+      filters.push(eq(posts.isDraft, true));
+      break;
+    case 'published':
+      filters.push(eq(posts.isDraft, false), eq(posts.visibility, 'public'));
+      break;
+    case 'unlisted':
+      filters.push(eq(posts.isDraft, false), eq(posts.visibility, 'unlisted'));
+      break;
+    case 'all':
+      break;
+    default:
+      filters.push(or(eq(posts.isDraft, true), eq(posts.visibility, 'public'))!);
+  }
+  if (query.category) filters.push(eq(posts.category, query.category));
+  if (query.tag) filters.push(sql`exists (select 1 from json_each(${posts.tags}) where lower(json_each.value) = lower(${query.tag}))`);
+  if (query.q) {
+    const pattern = `%${escapeLike(query.q)}%`;
+    filters.push(sql`(${posts.title} like ${pattern} escape '\\' or ${posts.description} like ${pattern} escape '\\')`);
+  }
+  const where = and(...filters);
+  const total = db.select({ n: count() }).from(posts).where(where).get()!.n;
+  const items = db
+    .select()
+    .from(posts)
+    .where(where)
+    .orderBy(desc(posts.createdAt), desc(posts.id))
+    .limit(query.limit)
+    .offset((query.page - 1) * query.limit)
+    .all();
+  return { items, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } };
+}

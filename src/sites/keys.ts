@@ -1,0 +1,101 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { apiKeys, sites, type Site } from '../db/schema.js';
+import { notFound, validationError } from '../errors.js';
+
+export const KEY_PREFIX = 'blog_';
+
+export interface SiteRef {
+  id: string;
+  name: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  siteId: string;
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  site: SiteRef;
+}
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+/** A new API key: `blog_` + 32 random bytes in base64url. Shown once, stored only as a hash. */
+export const generateKey = () => KEY_PREFIX + randomBytes(32).toString('base64url');
+
+const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);
+
+export function createSite(db: Db, name: string, now = new Date()): Site {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw validationError('site name must be 1-200 characters');
+  const site = { id: randomUUID(), name: trimmed, createdAt: now };
+  db.insert(sites).values(site).run();
+  return site;
+}
+
+export function listSites(db: Db): Site[] {
+  return db.select().from(sites).orderBy(asc(sites.createdAt)).all();
+}
+
+export function getSite(db: Db, siteId: string): Site | undefined {
+  return db.select().from(sites).where(eq(sites.id, siteId)).get();
+}
+
+/** Stores a key for a site (a given one, for BOOTSTRAP_API_KEY, or a new one) and returns it in clear. */
+export function createKey(db: Db, siteId: string, key = generateKey(), now = new Date()): { key: string; info: ApiKeyInfo } {
+  if (!getSite(db, siteId)) throw notFound('site');
+  const info: ApiKeyInfo = { id: randomUUID(), siteId, prefix: displayPrefix(key), createdAt: now, revokedAt: null };
+  db.insert(apiKeys).values({ ...info, hash: hashKey(key) }).run();
+  return { key, info };
+}
+
+export function listKeys(db: Db, siteId: string): ApiKeyInfo[] {
+  return db
+    .select({ id: apiKeys.id, siteId: apiKeys.siteId, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.siteId, siteId))
+    .orderBy(asc(apiKeys.createdAt))
+    .all();
+}
+
+/** Revokes a key; true when it was active. Revoking twice is harmless. */
+export function revokeKey(db: Db, keyId: string, now = new Date()): boolean {
+  const found = db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
+  if (!found) throw notFound('key');
+  const result = db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .run();
+  return result.changes > 0;
+}
+
+/** Finds the site of an active key, or undefined for unknown and revoked keys. */
+export function findActiveKey(db: Db, key: string): AuthenticatedKey | undefined {
+  const row = db
+    .select({ keyId: apiKeys.id, siteId: sites.id, siteName: sites.name })
+    .from(apiKeys)
+    .innerJoin(sites, eq(sites.id, apiKeys.siteId))
+    .where(and(eq(apiKeys.hash, hashKey(key)), isNull(apiKeys.revokedAt)))
+    .get();
+  return row && { keyId: row.keyId, site: { id: row.siteId, name: row.siteName } };
+}
+
+/**
+ * Creates the first site and its key when the database has no site yet. Returns the key in
+ * clear only when it was generated here, so the caller can print it once.
+ */
+export function bootstrapFirstSite(db: Db, siteName: string, bootstrapKey: string | null): { site: Site; generatedKey: string | null } | null {
+  if (db.select({ id: sites.id }).from(sites).limit(1).get()) return null;
+  return db.transaction((tx) => {
+    const site = createSite(tx as unknown as Db, siteName);
+    const { key } = createKey(tx as unknown as Db, site.id, bootstrapKey ?? generateKey());
+    return { site, generatedKey: bootstrapKey ? null : key };
+  });
+}
