@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, type ErrorDetail } from '../src/errors.js';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Reuses a caller's X-Request-Id when it is harmless to echo, otherwise makes one. */
+export function requestIdFor(headerValue: string | string[] | undefined): string {
+  return typeof headerValue === 'string' && SAFE_REQUEST_ID.test(headerValue) ? headerValue : randomUUID();
+}
+
+interface ErrorBody {
+  statusCode: number;
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+// Fastify's own error codes, mapped onto the envelope's stable codes.
+const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message?: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'Request body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'Request body is empty but Content-Type is application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { statusCode: 400, code: 'BAD_REQUEST' },
+  FST_INVALID_MULTIPART_CONTENT_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Expected multipart/form-data' },
+  FST_REQ_FILE_TOO_LARGE: { statusCode: 413, code: 'FILE_TOO_LARGE' },
+  FST_PARTS_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR' },
+  FST_FILES_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'Send exactly one file, in the part named "file"' },
+  FST_FIELDS_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR' },
+  FST_PROTO_VIOLATION: { statusCode: 400, code: 'VALIDATION_ERROR' },
+  FST_MULTIPART_MISSING_BOUNDARY: { statusCode: 400, code: 'BAD_REQUEST', message: 'multipart/form-data without a boundary' },
+};
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+};
+
+function validationDetails(error: FastifyError): ErrorDetail[] {
+  return (error.validation ?? []).map((issue) => {
+    const missing = (issue.params as { missingProperty?: string })?.missingProperty;
+    const base = issue.instancePath || '';
+    return { path: `/${error.validationContext ?? 'body'}${missing ? `${base}/${missing}` : base}`, message: issue.message ?? 'is invalid' };
+  });
+}
+
+function describe(error: FastifyError | AppError | Error): ErrorBody {
+  if (error instanceof AppError) {
+    return { statusCode: error.statusCode, code: error.code, message: error.message, details: error.details };
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const details = validationDetails(fastifyError);
+    return { statusCode: 400, code: 'VALIDATION_ERROR', message: `Invalid request: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details };
+  }
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+  if (known) return { statusCode: known.statusCode, code: known.code, message: known.message ?? fastifyError.message };
+  const status = fastifyError.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return { statusCode: status, code: STATUS_CODES[status] ?? 'BAD_REQUEST', message: fastifyError.message };
+  }
+  return { statusCode: 500, code: 'INTERNAL_ERROR', message: 'Internal server error' };
+}
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, body: ErrorBody): FastifyReply {
+  const error: Record<string, unknown> = { code: body.code, message: body.message };
+  if (body.details !== undefined) error.details = body.details;
+  error.requestId = request.id;
+  if (body.statusCode === 401) reply.header('WWW-Authenticate', 'Bearer');
+  return reply.code(body.statusCode).type('application/json; charset=utf-8').send({ success: false, error });
+}
+
+/**
+ * The error contract for the whole app: every failure leaves as the error envelope, 5xx
+ * without internals, and every response carries X-Request-Id.
+ */
+export default fp(
+  async function errorsPlugin(app: FastifyInstance) {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('X-Request-Id', request.id);
+    });
+
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const body = describe(error);
+      if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      else request.log.debug({ err: error }, 'request refused');
+      return sendError(reply, request, body);
+    });
+
+    app.setNotFoundHandler((request, reply) =>
+      sendError(reply, request, { statusCode: 404, code: 'NOT_FOUND', message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+    );
+  },
+  { name: 'errors' },
+);

@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import { validationError } from '../../../src/errors.js';
+import { createPost, deletePost, getPost, listPosts, togglePost, updatePost } from '../../../src/posts/service.js';
+import type { PostRow } from '../../../src/db/schema.js';
+import { IdParams, errorResponses } from '../../../src/schemas/common.js';
+import {
+  CreatePostBody,
+  ListPostsQuery,
+  PatchPostBody,
+  PostCreatedResponse,
+  PostDeletedResponse,
+  PostDetailResponse,
+  PostListResponse,
+  PostToggledResponse,
+} from '../../../src/schemas/posts.js';
+
+/** Every stored field a response may show; each route's response schema picks its own subset. */
+export const postView = (post: PostRow) => ({ ...post, cta: null });
+
+const tags = ['posts'];
+
+export default async function postRoutes(app: FastifyInstance) {
+  app.addHook('onRequest', app.requireSite);
+
+  app.post<{ Body: Static<typeof CreatePostBody> }>(
+    '/posts',
+    { schema: { tags, summary: 'Create a post', body: CreatePostBody, response: { 201: PostCreatedResponse, ...errorResponses } } },
+    async (request, reply) => {
+      const post = createPost(app.db, request.site.id, request.body);
+      return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postView(post), site: request.site } });
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListPostsQuery> }>(
+    '/posts',
+    { schema: { tags, summary: 'List posts', querystring: ListPostsQuery, response: { 200: PostListResponse, ...errorResponses } } },
+    async (request) => {
+      const page = listPosts(app.db, request.site.id, request.query);
+      return { success: true, data: { posts: page.items.map(postView), pagination: page.pagination, site: request.site } };
+    },
+  );
+
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/posts/:id',
+    { schema: { tags, summary: 'Retrieve a post', params: IdParams, response: { 200: PostDetailResponse, ...errorResponses } } },
+    async (request) => {
+      const post = getPost(app.db, request.site.id, request.params.id);
+      return { success: true, data: { message: 'Post retrieved successfully', post: postView(post), site: request.site } };
+    },
+  );
+
+  app.put<{ Params: Static<typeof IdParams> }>(
+    '/posts/:id',
+    {
+      schema: { tags, summary: 'Publish or unpublish a post (toggles isDraft)', params: IdParams, response: { 200: PostToggledResponse, ...errorResponses } },
+    },
+    async (request) => {
+      // PUT takes no fields: edits go through PATCH, so a body with fields is a mistake to report.
+      const body = request.body;
+      if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
+        throw validationError('PUT toggles the draft state and takes no body; edit fields with PATCH /api/v1/posts/:id');
+      }
+      const post = togglePost(app.db, request.site.id, request.params.id);
+      return { success: true, data: { message: post.isDraft ? 'Post unpublished successfully' : 'Post published successfully', post } };
+    },
+  );
+
+  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchPostBody> }>(
+    '/posts/:id',
+    {
+      schema: { tags, summary: 'Edit fields of a post', params: IdParams, body: PatchPostBody, response: { 200: PostDetailResponse, ...errorResponses } },
+    },
+    async (request) => {
+      const post = updatePost(app.db, request.site.id, request.params.id, request.body);
+      return { success: true, data: { message: 'Post updated successfully', post: postView(post), site: request.site } };
+    },
+  );
+
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/posts/:id',
+    { schema: { tags, summary: 'Delete a post permanently', params: IdParams, response: { 200: PostDeletedResponse, ...errorResponses } } },
+    async (request) => {
+      deletePost(app.db, request.site.id, request.params.id);
+      return { success: true, data: { message: 'Post deleted successfully', postId: request.params.id } };
+    },
+  );
+}

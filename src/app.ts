@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import { openDatabase, type DbHandle } from './db/client.js';
+import { bootstrapFirstSite } from './sites/keys.js';
+import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
+import dbPlugin from '../plugins/db.js';
+import errorsPlugin, { requestIdFor } from '../plugins/errors.js';
+import authPlugin from '../plugins/auth.js';
+import openapiPlugin from '../plugins/openapi.js';
+import healthRoutes from '../routes/health.js';
+import postRoutes from '../routes/api/v1/posts.js';
+
+export interface BuildOptions {
+  config: Config;
+  logger?: FastifyServerOptions['logger'];
+  /** Called once with the key of a site created on first start, so it can be shown once. */
+  onBootstrapKey?: (siteId: string, key: string) => void;
+}
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+
+// Bodies are validated strictly (wrong types are 400, never coerced); query strings and path
+// parameters arrive as text and are coerced. Unknown body fields are dropped, not rejected.
+function buildValidators() {
+  const common = { allErrors: false, useDefaults: true, removeAdditional: true, strict: false } as const;
+  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
+  const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array' }));
+  for (const ajv of [body, text]) ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
+  return { body, text };
+}
+
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const handle: DbHandle = openDatabase(config.dataDir);
+  const bootstrapped = bootstrapFirstSite(handle.db, config.siteName, config.bootstrapApiKey);
+  if (bootstrapped?.generatedKey) options.onBootstrapKey?.(bootstrapped.site.id, bootstrapped.generatedKey);
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    bodyLimit: JSON_BODY_LIMIT,
+    genReqId: (req) => requestIdFor(req.headers['x-request-id']) ?? randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  const validators = buildValidators();
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? validators.body : validators.text).compile(schema),
+  );
+
+  // An empty body with a JSON content type (PUT and DELETE take none) is no body, not an error.
+  const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
+    if (body === '' && request.method !== 'POST' && request.method !== 'PATCH') return done(null, undefined);
+    return defaultJsonParser(request, body as string, done);
+  });
+
+  app.addSchema(SiteSchema);
+  app.addSchema(ErrorEnvelope);
+
+  try {
+    await app.register(dbPlugin, { config, handle });
+    await app.register(errorsPlugin);
+    await app.register(openapiPlugin);
+    await app.register(authPlugin);
+    await app.register(healthRoutes);
+    await app.register(
+      async (api) => {
+        await api.register(postRoutes);
+      },
+      { prefix: '/api/v1' },
+    );
+    await app.ready();
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  return app;
+}

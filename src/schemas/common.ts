@@ -1,0 +1,43 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const SiteSchema = Type.Object({ id: Type.String(), name: Type.String() }, { $id: 'Site' });
+export const SiteRef = Type.Ref('Site');
+
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.Object({
+      code: Type.String({ description: 'Stable UPPER_SNAKE error code' }),
+      message: Type.String(),
+      details: Type.Optional(Type.Unknown()),
+      requestId: Type.String(),
+    }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
+
+export const Pagination = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+});
+
+export const PageQuery = {
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+};
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** `{ success: true, data }` around a route's data schema. */
+export const envelope = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
+
+/** Error responses every authenticated route can give, for the OpenAPI document. */
+export const errorResponses = {
+  '4xx': Type.Ref('ErrorEnvelope'),
+  '5xx': Type.Ref('ErrorEnvelope'),
+};
