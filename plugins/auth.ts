@@ -37,7 +37,12 @@ export default fp(
     });
 
     app.decorate('requireSite', function requireSite(request, reply, done) {
-      app.verifyBearerAuth!(request, reply, (error) => done(error ? unauthorized() : undefined));
+      app.verifyBearerAuth!(request, reply, (error) => {
+        // The plugin's own refusals (missing, malformed, unknown key) are 401; anything else
+        // thrown while looking the key up is a server fault and must not pass for a bad key.
+        if (!error) return done();
+        done((error as { code?: string }).code?.startsWith('FST_BEARER_AUTH') ? unauthorized() : error);
+      });
     } as onRequestHookHandler);
   },
   { name: 'auth', dependencies: ['db'] },

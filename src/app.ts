@@ -52,6 +52,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     (httpPart === 'body' ? validators.body : validators.text).compile(schema),
   );
 
+  // JSON is the only body type besides the knowledge upload's multipart: plain text is 415.
+  app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type (PUT and DELETE take none) is no body, not an error.
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {

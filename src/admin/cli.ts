@@ -1,0 +1,95 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { AppError } from '../errors.js';
+import { createKey, createSite, listKeys, listSites, revokeKey } from '../sites/keys.js';
+
+const USAGE = `Usage: npm run admin -- <command>
+
+  site create --name "Name"     create a site and print its id and first API key
+  site list                     list sites
+  key create --site <siteId>    create another API key for a site (printed once)
+  key list --site <siteId>      list a site's keys (prefix only)
+  key revoke <keyId>            revoke a key; it stops working at once
+
+Uses the database in DATA_DIR (default ./data), like the server.`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Runs one admin command against the database in dataDir; writes its output through `out`. */
+export function runAdmin(argv: string[], dataDir: string, out: (line: string) => void = console.log): void {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { name: { type: 'string' }, site: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  const [resource, action, target] = positionals;
+  if (values.help || !resource) throw new UsageError(USAGE);
+
+  const handle = openDatabase(dataDir);
+  try {
+    const { db } = handle;
+    const command = `${resource} ${action ?? ''}`.trim();
+    switch (command) {
+      case 'site create': {
+        if (!values.name) throw new UsageError('site create needs --name "Name"');
+        const { site, key } = db.transaction((tx) => {
+          const site = createSite(tx as never, values.name!);
+          return { site, key: createKey(tx as never, site.id).key };
+        });
+        out(`site ${site.id} "${site.name}"`);
+        out(`key  ${key}  (shown once: store it now)`);
+        return;
+      }
+      case 'site list':
+        for (const site of listSites(db)) out(`${site.id}  ${site.name}  created ${site.createdAt.toISOString()}`);
+        return;
+      case 'key create': {
+        if (!values.site) throw new UsageError('key create needs --site <siteId>');
+        const { key, info } = createKey(db, values.site);
+        out(`key ${info.id}`);
+        out(`${key}  (shown once: store it now)`);
+        return;
+      }
+      case 'key list': {
+        if (!values.site) throw new UsageError('key list needs --site <siteId>');
+        for (const key of listKeys(db, values.site)) {
+          const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active';
+          out(`${key.id}  ${key.prefix}…  created ${key.createdAt.toISOString()}  ${state}`);
+        }
+        return;
+      }
+      case 'key revoke': {
+        if (!target) throw new UsageError('key revoke needs <keyId>');
+        out(revokeKey(db, target) ? `revoked ${target}` : `${target} was already revoked`);
+        return;
+      }
+      default:
+        throw new UsageError(`Unknown command "${command}".\n\n${USAGE}`);
+    }
+  } finally {
+    handle.close();
+  }
+}
+
+/* c8 ignore start */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    runAdmin(process.argv.slice(2), loadConfig().dataDir);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+/* c8 ignore stop */

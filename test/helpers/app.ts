@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createKey, createSite } from '../../src/sites/keys.js';
+
+export const BOOTSTRAP_KEY = 'blog_test-bootstrap-key-0123456789abcdef';
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const fixturesDir = path.resolve(projectRoot, '../shared/fixtures');
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** A fresh temporary data folder, removed when the test ends. */
+export function tempDataDir(t: Teardown): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-test-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', ...env });
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  dataDir: string;
+  key: string;
+  site: { id: string; name: string };
+  /** app.inject with the site's key unless headers say otherwise. */
+  call(options: InjectOptions & { key?: string | null }): ReturnType<FastifyInstance['inject']>;
+  /** Another site on the same app, with its own key. */
+  addSite(name: string): { site: { id: string; name: string }; key: string };
+}
+
+export async function buildTestApp(t: Teardown, env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = tempDataDir(t);
+  const config = testConfig(dataDir, env);
+  const app = await buildApp({ config, logger: false });
+  t.teardown(() => app.close());
+  const site = app.authenticator.authenticate(BOOTSTRAP_KEY)!.site;
+  return {
+    app,
+    config,
+    dataDir,
+    key: BOOTSTRAP_KEY,
+    site,
+    call({ key, headers, ...rest }) {
+      const auth = key === null ? {} : { authorization: `Bearer ${key ?? BOOTSTRAP_KEY}` };
+      return app.inject({ ...rest, headers: { ...auth, ...headers } } as InjectOptions);
+    },
+    addSite(name) {
+      const created = createSite(app.db, name);
+      return { site: { id: created.id, name: created.name }, key: createKey(app.db, created.id).key };
+    },
+  };
+}
+
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The TypeScript loader tap runs tests with, so child processes can run src/*.ts too. */
+export function tsNodeArgs(): string[] {
+  return process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
+}

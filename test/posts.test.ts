@@ -1,0 +1,226 @@
+import t from 'tap';
+import { ISO_MS, UUID_V4, buildTestApp } from './helpers/app.js';
+
+const SUMMARY_KEYS = ['authorId', 'category', 'createdAt', 'description', 'id', 'isDraft', 'slug', 'tags', 'title', 'updatedAt'];
+const DETAIL_KEYS = [...SUMMARY_KEYS, 'content', 'cta', 'publishedAt', 'visibility'].sort();
+
+t.test('create returns the spec shape, field by field', async (t) => {
+  const ctx = await buildTestApp(t);
+  const res = await ctx.call({
+    method: 'POST',
+    url: '/api/v1/posts',
+    payload: {
+      title: '  Café Culture: A Guide!  ',
+      description: 'All about coffee',
+      content: '# Hello\n\nBody',
+      category: 'Food',
+      tags: ['coffee', 'Coffee', ' travel ', ''],
+      authorId: 'author-1',
+      unknownField: 'ignored',
+    },
+  });
+  t.equal(res.statusCode, 201);
+  t.ok(res.headers['x-request-id']);
+  const body = res.json();
+  t.equal(body.success, true);
+  t.same(Object.keys(body.data).sort(), ['message', 'post', 'site']);
+  t.type(body.data.message, 'string');
+  t.same(body.data.site, ctx.site);
+  const post = body.data.post;
+  t.same(Object.keys(post).sort(), SUMMARY_KEYS);
+  t.match(post.id, UUID_V4);
+  t.equal(post.slug, 'cafe-culture-a-guide');
+  t.equal(post.title, 'Café Culture: A Guide!');
+  t.equal(post.description, 'All about coffee');
+  t.equal(post.category, 'Food');
+  t.same(post.tags, ['coffee', 'travel']);
+  t.equal(post.authorId, 'author-1');
+  t.equal(post.isDraft, true, 'isDraft defaults to true');
+  t.match(post.createdAt, ISO_MS);
+  t.equal(post.updatedAt, post.createdAt);
+});
+
+t.test('absent optional fields are null and tags []', async (t) => {
+  const ctx = await buildTestApp(t);
+  const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Plain', isDraft: false } });
+  const post = res.json().data.post;
+  t.equal(post.description, null);
+  t.equal(post.category, null);
+  t.equal(post.authorId, null);
+  t.same(post.tags, []);
+  t.equal(post.isDraft, false);
+  const got = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}` })).json().data.post;
+  t.equal(got.content, null);
+  t.equal(got.publishedAt, got.createdAt, 'a post created published has publishedAt');
+});
+
+t.test('retrieve returns the spec fields plus content, visibility, publishedAt', async (t) => {
+  const ctx = await buildTestApp(t);
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Read me', content: 'Some **markdown**', tags: ['x'] } })).json().data.post;
+  const res = await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` });
+  t.equal(res.statusCode, 200);
+  const body = res.json();
+  t.equal(body.success, true);
+  t.same(Object.keys(body.data).sort(), ['message', 'post', 'site']);
+  t.same(body.data.site, ctx.site);
+  const post = body.data.post;
+  t.same(Object.keys(post).sort(), DETAIL_KEYS);
+  t.equal(post.cta, null);
+  t.equal(post.content, 'Some **markdown**');
+  t.equal(post.visibility, 'public');
+  t.equal(post.publishedAt, null);
+  for (const key of SUMMARY_KEYS) t.same(post[key], created[key], key);
+});
+
+t.test('validation errors are 400 with details', async (t) => {
+  const ctx = await buildTestApp(t);
+  const cases: [string, unknown][] = [
+    ['missing title', { description: 'x' }],
+    ['blank title', { title: '   ' }],
+    ['title too long', { title: 'x'.repeat(301) }],
+    ['tags not an array', { title: 'x', tags: 'a,b' }],
+    ['isDraft as string', { title: 'x', isDraft: 'true' }],
+    ['title as number', { title: 42 }],
+    ['too many tags', { title: 'x', tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }],
+    ['array body', [{ title: 'x' }]],
+  ];
+  for (const [name, payload] of cases) {
+    const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: payload as object });
+    t.equal(res.statusCode, 400, name);
+    const body = res.json();
+    t.equal(body.success, false, name);
+    t.equal(body.error.code, 'VALIDATION_ERROR', name);
+    t.type(body.error.message, 'string');
+    t.equal(body.error.requestId, res.headers['x-request-id'], `${name}: requestId matches the header`);
+  }
+  const missing = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: {} });
+  t.same(missing.json().error.details, [{ path: '/body/title', message: "must have required property 'title'" }]);
+});
+
+t.test('slugs are unique per site', async (t) => {
+  const ctx = await buildTestApp(t);
+  const slugs: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    slugs.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Same Title' } })).json().data.post.slug);
+  }
+  t.same(slugs, ['same-title', 'same-title-2', 'same-title-3']);
+  const other = ctx.addSite('Other');
+  const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Same Title' }, key: other.key });
+  t.equal(res.json().data.post.slug, 'same-title', 'another site has its own slug space');
+  const symbols = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: '日本語 !!!' } });
+  t.equal(symbols.json().data.post.slug, 'post');
+});
+
+t.test('PUT toggles the draft state, twice', async (t) => {
+  const ctx = await buildTestApp(t);
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Toggle me' } })).json().data.post;
+  const first = await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}` });
+  t.equal(first.statusCode, 200);
+  const one = first.json();
+  t.equal(one.success, true);
+  t.same(Object.keys(one.data).sort(), ['message', 'post']);
+  t.same(Object.keys(one.data.post).sort(), ['id', 'isDraft', 'title', 'updatedAt']);
+  t.equal(one.data.post.isDraft, false);
+  t.ok(one.data.post.updatedAt > created.updatedAt, 'updatedAt strictly increases');
+  const published = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).json().data.post;
+  t.match(published.publishedAt, ISO_MS);
+
+  const second = (await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}`, headers: { 'content-type': 'application/json' }, payload: '' })).json();
+  t.equal(second.data.post.isDraft, true);
+  t.ok(second.data.post.updatedAt > one.data.post.updatedAt);
+  const again = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).json().data.post;
+  t.equal(again.publishedAt, published.publishedAt, 'publishedAt keeps the first publication');
+
+  const withBody = await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}`, payload: { title: 'edit' } });
+  t.equal(withBody.statusCode, 400);
+  t.match(withBody.json().error.message, /PATCH/);
+  const empty = await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}`, payload: {} });
+  t.equal(empty.statusCode, 200, 'an empty JSON object is no body');
+  t.equal((await ctx.call({ method: 'PUT', url: '/api/v1/posts/does-not-exist' })).statusCode, 404);
+});
+
+t.test('PATCH edits fields', async (t) => {
+  const ctx = await buildTestApp(t);
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Old title', tags: ['a'] } })).json().data.post;
+  const res = await ctx.call({
+    method: 'PATCH',
+    url: `/api/v1/posts/${created.id}`,
+    payload: { title: 'New title', tags: ['b', 'c'], description: null, visibility: 'unlisted', isDraft: false },
+  });
+  t.equal(res.statusCode, 200);
+  const post = res.json().data.post;
+  t.equal(post.title, 'New title');
+  t.equal(post.slug, 'new-title');
+  t.same(post.tags, ['b', 'c']);
+  t.equal(post.visibility, 'unlisted');
+  t.equal(post.isDraft, false);
+  t.match(post.publishedAt, ISO_MS);
+  t.ok(post.updatedAt > created.updatedAt);
+  t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: {} })).statusCode, 400, 'nothing to edit');
+  t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { visibility: 'secret' } })).statusCode, 400);
+  const sameSlug = await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { title: 'New Title!' } });
+  t.equal(sameSlug.json().data.post.slug, 'new-title', 'a title that slugs the same keeps its slug');
+});
+
+t.test('DELETE removes the post; a second delete is 404', async (t) => {
+  const ctx = await buildTestApp(t);
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Bye' } })).json().data.post;
+  const res = await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${created.id}` });
+  t.equal(res.statusCode, 200);
+  t.same(res.json(), { success: true, data: { message: 'Post deleted successfully', postId: created.id } });
+  const again = await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${created.id}` });
+  t.equal(again.statusCode, 404);
+  t.equal(again.json().error.code, 'NOT_FOUND');
+  t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).statusCode, 404);
+});
+
+t.test('list: pagination edges and filters', async (t) => {
+  const ctx = await buildTestApp(t);
+  for (let i = 1; i <= 5; i++) {
+    await ctx.call({
+      method: 'POST',
+      url: '/api/v1/posts',
+      payload: { title: `Post ${i}`, category: i % 2 ? 'odd' : 'even', tags: i === 3 ? ['Three'] : [], isDraft: i > 2 },
+    });
+  }
+  const unlisted = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Hidden 100%_match' } })).json().data.post;
+  await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${unlisted.id}`, payload: { visibility: 'unlisted', isDraft: false } });
+
+  const page1 = (await ctx.call({ method: 'GET', url: '/api/v1/posts?limit=2' })).json().data;
+  t.same(page1.pagination, { page: 1, limit: 2, total: 5, pages: 3 }, 'unlisted posts are left out by default');
+  t.same(page1.posts.map((p: { title: string }) => p.title), ['Post 5', 'Post 4'], 'newest first');
+  const past = (await ctx.call({ method: 'GET', url: '/api/v1/posts?page=9&limit=2' })).json().data;
+  t.same(past.posts, []);
+  t.same(past.pagination, { page: 9, limit: 2, total: 5, pages: 3 });
+  for (const query of ['limit=0', 'limit=101', 'page=0', 'page=abc', 'status=bogus']) {
+    const res = await ctx.call({ method: 'GET', url: `/api/v1/posts?${query}` });
+    t.equal(res.statusCode, 400, query);
+    t.equal(res.json().error.code, 'VALIDATION_ERROR', query);
+  }
+  t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts?limit=100' })).statusCode, 200);
+  const count = async (query: string) => (await ctx.call({ method: 'GET', url: `/api/v1/posts?${query}` })).json().data.pagination.total;
+  t.equal(await count('status=draft'), 3);
+  t.equal(await count('status=published'), 2);
+  t.equal(await count('status=unlisted'), 1);
+  t.equal(await count('status=all'), 6);
+  t.equal(await count('category=odd'), 3);
+  t.equal(await count('tag=three'), 1);
+  t.equal(await count('q=post%204'), 1);
+  t.equal(await count('q=100%25_&status=all'), 1, 'LIKE wildcards in q are literal');
+  t.equal(await count('q=%25'), 0);
+});
+
+t.test('sites are isolated', async (t) => {
+  const ctx = await buildTestApp(t);
+  const other = ctx.addSite('Site B');
+  const post = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Mine' } })).json().data.post;
+  for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
+    const res = await ctx.call({ method, url: `/api/v1/posts/${post.id}`, key: other.key, ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}) });
+    t.equal(res.statusCode, 404, method);
+    t.equal(res.json().error.code, 'NOT_FOUND');
+  }
+  const list = (await ctx.call({ method: 'GET', url: '/api/v1/posts', key: other.key })).json().data;
+  t.equal(list.pagination.total, 0);
+  t.same(list.site, other.site);
+  t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}` })).json().data.post.title, 'Mine', 'untouched');
+});
