@@ -12,6 +12,8 @@ import authPlugin from '../plugins/auth.js';
 import openapiPlugin from '../plugins/openapi.js';
 import healthRoutes from '../routes/health.js';
 import postRoutes from '../routes/api/v1/posts.js';
+import knowledgeRoutes from '../routes/api/v1/knowledge.js';
+import storagePlugin from '../plugins/storage.js';
 
 export interface BuildOptions {
   config: Config;
@@ -69,10 +71,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(errorsPlugin);
     await app.register(openapiPlugin);
     await app.register(authPlugin);
+    await app.register(storagePlugin);
     await app.register(healthRoutes);
     await app.register(
       async (api) => {
         await api.register(postRoutes);
+        await api.register(knowledgeRoutes);
       },
       { prefix: '/api/v1' },
     );

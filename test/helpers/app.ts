@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createKey, createSite } from '../../src/sites/keys.js';
@@ -33,7 +33,7 @@ export interface TestApp {
   key: string;
   site: { id: string; name: string };
   /** app.inject with the site's key unless headers say otherwise. */
-  call(options: InjectOptions & { key?: string | null }): ReturnType<FastifyInstance['inject']>;
+  call(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   /** Another site on the same app, with its own key. */
   addSite(name: string): { site: { id: string; name: string }; key: string };
 }

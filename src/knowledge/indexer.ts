@@ -1,0 +1,138 @@
+import { and, eq } from 'drizzle-orm';
+import type { DbHandle } from '../db/client.js';
+import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
+import { chunkText } from './chunk.js';
+import type { KnowledgeExtension } from './detect.js';
+import { extractInWorker } from './extract-runner.js';
+import { ExtractionError } from './extract.js';
+import type { FileStorage } from './storage.js';
+
+/** Text of a stored file cut into index chunks; the default runs extraction in a worker thread. */
+export type ChunkSource = (filePath: string, extension: KnowledgeExtension, fileName: string) => Promise<string[]>;
+
+const defaultChunkSource: ChunkSource = async (filePath, extension, fileName) => chunkText(fileName, await extractInWorker(filePath, extension));
+
+// Chunks are written in small transactions with a pause between them, so indexing a large
+// file never holds the event loop (and with it every other request) for long.
+const WRITE_BATCH = 100;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * Indexes uploaded files one at a time, in the background: extract, chunk, write the chunks
+ * and their FTS5 rows, then mark the file `indexed` (or `failed` with a readable error).
+ * A file's status turns `indexed` only after all its chunks are written, so a crash leaves
+ * it `uploaded`, and `resumePending()` at start-up indexes it again from scratch.
+ */
+export class KnowledgeIndexer {
+  private readonly queue: string[] = [];
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly handle: DbHandle,
+    private readonly storage: FileStorage,
+    private readonly log: Logger,
+    private readonly chunkSource: ChunkSource = defaultChunkSource,
+  ) {}
+
+  enqueue(fileId: string): void {
+    if (this.closed) return;
+    this.queue.push(fileId);
+    this.running ??= this.drain().finally(() => (this.running = null));
+  }
+
+  /** Queues every file a previous process left `uploaded`. */
+  resumePending(): number {
+    const pending = this.handle.db
+      .select({ id: knowledgeFiles.id })
+      .from(knowledgeFiles)
+      .where(eq(knowledgeFiles.status, 'uploaded'))
+      .all();
+    for (const { id } of pending) this.enqueue(id);
+    return pending.length;
+  }
+
+  /** Resolves when nothing is queued or being indexed. */
+  async whenIdle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops taking work and waits for the file in progress; queued files stay `uploaded`. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.queue.length = 0;
+    await this.whenIdle();
+  }
+
+  private async drain(): Promise<void> {
+    for (let fileId = this.queue.shift(); fileId && !this.closed; fileId = this.queue.shift()) {
+      try {
+        await this.index(fileId);
+      } catch (error) {
+        this.log.error({ err: error, fileId }, 'knowledge indexing failed unexpectedly');
+        this.finish(fileId, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
+      }
+    }
+  }
+
+  private currentRow(fileId: string) {
+    return this.handle.db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+  }
+
+  private async index(fileId: string): Promise<void> {
+    const file = this.currentRow(fileId);
+    if (!file || file.status !== 'uploaded') return;
+    this.clearChunks(fileId);
+
+    let chunks: string[];
+    try {
+      chunks = await this.chunkSource(this.storage.pathOf(file.storageKey), file.extension as KnowledgeExtension, file.name);
+      if (chunks.length === 0) throw new ExtractionError('The file contains no text');
+    } catch (error) {
+      if (!(error instanceof ExtractionError)) throw error;
+      this.log.warn({ fileId, reason: error.message }, 'knowledge file could not be indexed');
+      this.finish(fileId, { status: 'failed', error: error.message, chunkCount: 0 });
+      return;
+    }
+
+    const insertChunk = this.handle.sqlite.prepare('insert into knowledge_chunks (file_id, site_id, ordinal, text) values (?, ?, ?, ?)');
+    const insertFts = this.handle.sqlite.prepare('insert into knowledge_fts (rowid, text, site_id, file_id) values (?, ?, ?, ?)');
+    for (let start = 0; start < chunks.length; start += WRITE_BATCH) {
+      if (this.closed) return; // left `uploaded`: the next start indexes it again
+      const stillThere = this.handle.sqlite.transaction(() => {
+        if (!this.currentRow(fileId)) return false; // deleted while being indexed
+        chunks.slice(start, start + WRITE_BATCH).forEach((text, i) => {
+          const { lastInsertRowid } = insertChunk.run(fileId, file.siteId, start + i, text);
+          insertFts.run(lastInsertRowid, text, file.siteId, fileId);
+        });
+        return true;
+      })();
+      if (!stillThere) return;
+      await yieldToEventLoop();
+    }
+    this.finish(fileId, { status: 'indexed', error: null, chunkCount: chunks.length });
+    this.log.info({ fileId, chunks: chunks.length }, 'knowledge file indexed');
+  }
+
+  private clearChunks(fileId: string): void {
+    this.handle.sqlite.transaction(() => {
+      this.handle.sqlite.prepare('delete from knowledge_fts where file_id = ?').run(fileId);
+      this.handle.db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
+    })();
+  }
+
+  private finish(fileId: string, result: { status: 'indexed' | 'failed'; error: string | null; chunkCount: number }): void {
+    if (result.status === 'failed') this.clearChunks(fileId);
+    this.handle.db
+      .update(knowledgeFiles)
+      .set({ ...result, updatedAt: new Date() })
+      .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.status, 'uploaded')))
+      .run();
+  }
+}
