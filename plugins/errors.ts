@@ -47,9 +47,11 @@ const STATUS_CODES: Record<number, string> = {
 
 function validationDetails(error: FastifyError): ErrorDetail[] {
   return (error.validation ?? []).map((issue) => {
-    const missing = (issue.params as { missingProperty?: string })?.missingProperty;
+    const params = issue.params as { missingProperty?: string; allowedValues?: unknown[] };
     const base = issue.instancePath || '';
-    return { path: `/${error.validationContext ?? 'body'}${missing ? `${base}/${missing}` : base}`, message: issue.message ?? 'is invalid' };
+    const path = `/${error.validationContext ?? 'body'}${params?.missingProperty ? `${base}/${params.missingProperty}` : base}`;
+    const message = issue.keyword === 'enum' && params?.allowedValues ? `must be one of: ${params.allowedValues.join(', ')}` : (issue.message ?? 'is invalid');
+    return { path, message };
   });
 }
 

@@ -27,8 +27,10 @@ export default async function healthRoutes(app: FastifyInstance) {
       } catch {
         database = 'unavailable';
       }
+      // The generator never makes the service unready: builtin always serves in auto mode.
+      const generator = await app.generator.status();
       const ready = database === 'ok';
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database });
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, generator });
     },
   );
 }

@@ -14,12 +14,18 @@ import healthRoutes from '../routes/health.js';
 import postRoutes from '../routes/api/v1/posts.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import storagePlugin from '../plugins/storage.js';
+import generatorPlugin, { type AppGenerator } from '../plugins/generator.js';
+import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
+import taskRoutes from '../routes/api/v1/tasks.js';
 
 export interface BuildOptions {
   config: Config;
   logger?: FastifyServerOptions['logger'];
   /** Called once with the key of a site created on first start, so it can be shown once. */
   onBootstrapKey?: (siteId: string, key: string) => void;
+  /** A generator to use instead of the one GENERATOR selects (tests). */
+  generator?: AppGenerator;
+  jobs?: JobsPluginOptions;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -72,11 +78,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(openapiPlugin);
     await app.register(authPlugin);
     await app.register(storagePlugin);
+    await app.register(generatorPlugin, { generator: options.generator });
+    await app.register(jobsPlugin, options.jobs ?? {});
     await app.register(healthRoutes);
     await app.register(
       async (api) => {
         await api.register(postRoutes);
         await api.register(knowledgeRoutes);
+        await api.register(taskRoutes);
       },
       { prefix: '/api/v1' },
     );

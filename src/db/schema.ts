@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { TaskParams } from '../jobs/batch.js';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
@@ -105,7 +106,7 @@ export const tasks = sqliteTable(
     status: text('status', { enum: ['pending', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
     topic: text('topic').notNull(),
     // The merged post options (defaults under the post's own fields), as JSON.
-    params: text('params', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    params: text('params', { mode: 'json' }).$type<TaskParams>().notNull(),
     scheduledFor: timestamp('scheduled_for').notNull(),
     // When the task may next be claimed: scheduledFor at first, later pushed out by backoff.
     runAfter: timestamp('run_after').notNull(),

@@ -4,12 +4,13 @@ import type { Db, DbHandle } from '../db/client.js';
 import { tasks, type PostRow, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import type { Page } from '../posts/service.js';
+import type { TaskParams } from './batch.js';
 
 export type TaskStatus = TaskRow['status'];
 
 export interface NewTask {
   topic: string;
-  params: Record<string, unknown>;
+  params: TaskParams;
   scheduledFor: Date;
 }
 

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { validationError } from '../../../src/errors.js';
+import { writeGroundedPost } from '../../../src/generation/grounded.js';
+import { createBatch } from '../../../src/jobs/batch.js';
+import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import { createPost, deletePost, getPost, listPosts, togglePost, updatePost } from '../../../src/posts/service.js';
 import type { PostRow } from '../../../src/db/schema.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
@@ -29,6 +32,66 @@ export default async function postRoutes(app: FastifyInstance) {
     async (request, reply) => {
       const post = createPost(app.db, request.site.id, request.body);
       return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postView(post), site: request.site } });
+    },
+  );
+
+  app.post<{ Body: Static<typeof GenerateBody> }>(
+    '/posts/generate',
+    {
+      schema: {
+        tags,
+        summary: 'Generate a post with AI, grounded in the knowledge base (no envelope)',
+        body: GenerateBody,
+        response: { 201: GenerateResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const topic = request.body.topic.trim();
+      if (!topic || topic.length > 300) {
+        throw validationError('topic must be 1-300 characters after trimming', [{ path: '/body/topic', message: 'must be 1-300 characters after trimming' }]);
+      }
+      // A client that gives up cancels the generation instead of leaving it running.
+      const abort = new AbortController();
+      const onClose = () => !reply.sent && abort.abort(new Error('client disconnected'));
+      request.raw.once('close', onClose);
+      try {
+        const { result } = await writeGroundedPost({ handle: app.dbHandle, generator: app.generator }, request.site.id, { ...request.body, topic }, abort.signal);
+        const post = createPost(app.db, request.site.id, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
+        return reply.code(201).send({
+          message: 'Post generated successfully',
+          post: postView(post),
+          site: request.site,
+          timestamp: new Date(),
+          api: { version: 'v1', status: 'stable' },
+        });
+      } finally {
+        request.raw.off('close', onClose);
+      }
+    },
+  );
+
+  app.post<{ Body: Static<typeof BatchBody> }>(
+    '/posts/batch',
+    {
+      schema: {
+        tags,
+        summary: 'Schedule up to 100 generated posts',
+        body: BatchBody,
+        response: { 202: BatchResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { batchId, tasks } = createBatch(app.db, request.site.id, request.body, app.config.jobMaxAttempts);
+      return reply.code(202).send({
+        success: true,
+        data: {
+          message: `${tasks.length} post${tasks.length === 1 ? '' : 's'} scheduled for generation`,
+          taskIds: tasks.map((task) => task.id),
+          totalPosts: tasks.length,
+          site: request.site,
+          batchId,
+        },
+      });
     },
   );
 

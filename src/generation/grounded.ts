@@ -1,0 +1,62 @@
+import type { DbHandle } from '../db/client.js';
+import { searchKnowledge } from '../knowledge/search.js';
+import { existingFileIds } from '../knowledge/service.js';
+import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
+
+export const GENERATION_DEFAULTS = { style: 'professional', length: 'medium', tone: 'informative', includeExamples: false } as const;
+
+/** Passages given to a generator: enough grounding for a long post, small enough for a prompt. */
+export const GROUNDING_PASSAGES = 6;
+
+export interface PostRequest {
+  topic: string;
+  style?: Style;
+  length?: Length;
+  tone?: Tone;
+  includeExamples?: boolean;
+  targetAudience?: string | null;
+  model?: string | null;
+  /** Draw on the site's knowledge base (default true). */
+  useKnowledge?: boolean;
+  /** Restrict the knowledge used to these files; ids no longer present are skipped and reported. */
+  selectedFileIds?: readonly string[] | null;
+}
+
+export interface GroundedPost {
+  result: GenerationResult;
+  missingFileIds: string[];
+}
+
+/** Retrieves the site's passages for the topic and has the generator write the post. */
+export async function writeGroundedPost(
+  deps: { handle: DbHandle; generator: Pick<Generator, 'generate'> },
+  siteId: string,
+  request: PostRequest,
+  signal?: AbortSignal,
+): Promise<GroundedPost> {
+  let missingFileIds: string[] = [];
+  let passages: GenerationRequest['passages'] = [];
+  if (request.useKnowledge ?? true) {
+    let fileIds: string[] | undefined;
+    if (request.selectedFileIds?.length) {
+      const present = existingFileIds(deps.handle.db, siteId, request.selectedFileIds);
+      fileIds = request.selectedFileIds.filter((id) => present.has(id));
+      missingFileIds = request.selectedFileIds.filter((id) => !present.has(id));
+    }
+    passages = searchKnowledge(deps.handle.sqlite, siteId, request.topic, { fileIds, limit: GROUNDING_PASSAGES });
+  }
+  const result = await deps.generator.generate(
+    {
+      topic: request.topic,
+      style: request.style ?? GENERATION_DEFAULTS.style,
+      length: request.length ?? GENERATION_DEFAULTS.length,
+      tone: request.tone ?? GENERATION_DEFAULTS.tone,
+      includeExamples: request.includeExamples ?? GENERATION_DEFAULTS.includeExamples,
+      targetAudience: request.targetAudience?.trim() || null,
+      passages,
+      model: request.model ?? null,
+    },
+    signal,
+  );
+  return { result, missingFileIds };
+}
