@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createKey, createSite } from '../../src/sites/keys.js';
 
@@ -38,10 +38,10 @@ export interface TestApp {
   addSite(name: string): { site: { id: string; name: string }; key: string };
 }
 
-export async function buildTestApp(t: Teardown, env: Record<string, string> = {}): Promise<TestApp> {
+export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: Pick<BuildOptions, 'generator' | 'jobs'> = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);
   const config = testConfig(dataDir, env);
-  const app = await buildApp({ config, logger: false });
+  const app = await buildApp({ config, logger: false, ...options });
   t.teardown(() => app.close());
   const site = app.authenticator.authenticate(BOOTSTRAP_KEY)!.site;
   return {
@@ -67,4 +67,15 @@ export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 /** The TypeScript loader tap runs tests with, so child processes can run src/*.ts too. */
 export function tsNodeArgs(): string[] {
   return process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
+}
+
+/** Waits for a condition by polling it (tests wait for states, never for fixed times). */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -1,0 +1,92 @@
+import t from 'tap';
+import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from './helpers/app.js';
+import { multipart } from './helpers/multipart.js';
+
+const generate = (ctx: TestApp, payload: object, key?: string) => ctx.call({ method: 'POST', url: '/api/v1/posts/generate', payload, key });
+
+async function uploadText(ctx: TestApp, filename: string, text: string, key?: string) {
+  const form = multipart([{ name: 'file', filename, content: text, contentType: 'text/plain' }]);
+  const res = await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers, key });
+  await ctx.app.indexer.whenIdle();
+  return res.json().data.knowledge.id as string;
+}
+
+t.test('POST /posts/generate: exact response shape, no envelope, stored as a draft', async (t) => {
+  const ctx = await buildTestApp(t);
+  await uploadText(ctx, 'brew-notes.txt', 'Pour-over brewing rewards a medium-fine grind and water at 93 degrees. Bloom the coffee for 30 seconds.');
+  const res = await generate(ctx, { topic: '  Pour-over brewing at home ', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'new baristas' });
+  t.equal(res.statusCode, 201);
+  const body = res.json();
+  t.same(Object.keys(body).sort(), ['api', 'message', 'post', 'site', 'timestamp'], 'fields at the top level, no success/data');
+  t.type(body.message, 'string');
+  t.same(body.site, ctx.site);
+  t.match(body.timestamp, ISO_MS);
+  t.same(Object.keys(body.api).sort(), ['status', 'version']);
+  t.type(body.api.version, 'string');
+  t.type(body.api.status, 'string');
+  const post = body.post;
+  t.same(Object.keys(post).sort(), ['authorId', 'category', 'createdAt', 'description', 'id', 'isDraft', 'slug', 'tags', 'title', 'updatedAt']);
+  t.match(post.id, UUID_V4);
+  t.equal(post.isDraft, true);
+  t.equal(post.authorId, null);
+  t.type(post.title, 'string');
+  t.ok(post.title.length > 0);
+  t.type(post.description, 'string');
+  t.type(post.category, 'string');
+  t.ok(Array.isArray(post.tags) && post.tags.length > 0);
+  t.match(post.createdAt, ISO_MS);
+
+  const stored = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}` })).json().data.post;
+  t.equal(stored.slug, post.slug);
+  t.match(stored.content, /brew-notes\.txt/, 'the passage is attributed to its file');
+  t.match(stored.content, /new baristas/);
+  const row = ctx.app.dbHandle.sqlite.prepare('select generator_provider as provider, generator_model as model from posts where id = ?').get(post.id) as { provider: string; model: string };
+  t.equal(row.provider, 'builtin');
+  t.ok(row.model);
+
+  const again = (await generate(ctx, { topic: 'Pour-over brewing at home', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'new baristas' })).json();
+  t.equal(again.post.title, post.title);
+  t.not(again.post.slug, post.slug, 'slugs stay unique');
+});
+
+t.test('POST /posts/generate: validation names the allowed values', async (t) => {
+  const ctx = await buildTestApp(t);
+  const cases: [string, object, RegExp][] = [
+    ['missing topic', {}, /topic/],
+    ['blank topic', { topic: '   ' }, /topic/],
+    ['topic too long', { topic: 'x'.repeat(301) }, /300/],
+    ['bad style', { topic: 'x', style: 'pirate' }, /professional, casual, technical, creative, academic/],
+    ['bad length', { topic: 'x', length: 'epic' }, /short, medium, long/],
+    ['bad tone', { topic: 'x', tone: 'formal' }, /informative, persuasive, conversational, authoritative/],
+    ['includeExamples not boolean', { topic: 'x', includeExamples: 'yes' }, /boolean/],
+  ];
+  for (const [name, payload, message] of cases) {
+    const res = await generate(ctx, payload);
+    t.equal(res.statusCode, 400, name);
+    t.equal(res.json().success, false, name);
+    t.equal(res.json().error.code, 'VALIDATION_ERROR', name);
+    t.match(JSON.stringify(res.json().error), message, name);
+  }
+  t.equal((ctx.app.dbHandle.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0);
+});
+
+t.test('generation never draws on another site', async (t) => {
+  const ctx = await buildTestApp(t);
+  const other = ctx.addSite('Other');
+  await uploadText(ctx, 'secret-recipe.txt', 'Zanzibar clove syrup is our secret ingredient for the winter latte.', other.key);
+  const res = await generate(ctx, { topic: 'Zanzibar clove syrup winter latte' });
+  t.equal(res.statusCode, 201);
+  const post = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${res.json().post.id}` })).json().data.post;
+  t.notMatch(post.content, /secret-recipe\.txt|secret ingredient/);
+  const theirs = await generate(ctx, { topic: 'Zanzibar clove syrup winter latte' }, other.key);
+  const theirPost = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${theirs.json().post.id}`, key: other.key })).json().data.post;
+  t.match(theirPost.content, /secret-recipe\.txt/, 'the owning site does get its passage');
+});
+
+t.test('GET /ready reports the generator', async (t) => {
+  const ctx = await buildTestApp(t);
+  const ready = (await ctx.call({ method: 'GET', url: '/ready', key: null })).json();
+  t.equal(ready.generator.mode, 'builtin');
+  t.equal(ready.generator.active, 'builtin');
+  t.equal(ready.generator.ollama.reachable, false);
+});
