@@ -64,7 +64,8 @@ export function createBatch(db: Db, siteId: string, request: BatchRequest, maxAt
   if (details.length) throw validationError('Every post needs a topic', details);
 
   const params = request.posts.map((post) => mergeDefaults(request.defaults, post));
-  const requested = [...new Set(params.flatMap((p) => p.selectedFileIds ?? []))];
+  // Ids in defaults count even where every post overrides them: a typo there is still a mistake.
+  const requested = [...new Set([...(request.defaults?.selectedFileIds ?? []), ...params.flatMap((p) => p.selectedFileIds ?? [])])];
   const present = existingFileIds(db, siteId, requested);
   const unknown = requested.filter((id) => !present.has(id));
   if (unknown.length) {

@@ -70,11 +70,11 @@ export function tsNodeArgs(): string[] {
 }
 
 /** Waits for a condition by polling it (tests wait for states, never for fixed times). */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<Exclude<T, false | null | undefined | 0 | "">> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value as Exclude<T, false | null | undefined | 0 | "">;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import t from 'tap';
+import { BOOTSTRAP_KEY, projectRoot, tempDataDir, tsNodeArgs, waitFor } from './helpers/app.js';
+import { startFakeOllama, streamAnswer, validPost } from './helpers/fake-ollama.js';
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
+
+/** Runs the real server (src/server.ts) in a child process and waits until it listens. */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawn(process.execPath, [...tsNodeArgs(), path.join(projectRoot, 'src/server.ts')], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`service exited early (${code}): ${output}`)));
+  });
+  child.stdout!.resume();
+  return { child, url, exited };
+}
+
+const api = (service: Service, url: string, init: RequestInit = {}) =>
+  fetch(`${service.url}${url}`, { ...init, headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json', ...init.headers } }).then(
+    (res) => res.json(),
+  );
+
+t.test('SIGKILL while tasks run: a new process finishes every task with exactly one post each', async (t) => {
+  let slow = true;
+  const ollama = await startFakeOllama(t, {
+    chat: (_call, body, _req, res) => {
+      // Slow while the first process runs, so it is killed mid-generation; quick afterwards.
+      setTimeout(() => streamAnswer(res, body.model, JSON.stringify(validPost)), slow ? 30_000 : 10);
+    },
+  });
+  const dataDir = tempDataDir(t);
+  const env = { DATA_DIR: dataDir, GENERATOR: 'ollama', OLLAMA_HOST: ollama.url, JOB_POLL_MS: '50', JOB_CONCURRENCY: '2', JOB_LEASE_MS: '60000' };
+
+  const first = await startService(env);
+  t.teardown(() => first.child.kill('SIGKILL'));
+  const posts = Array.from({ length: 6 }, (_, i) => ({ topic: `Crash-safe topic ${i}` }));
+  const accepted = await api(first, '/api/v1/posts/batch', { method: 'POST', body: JSON.stringify({ posts }) });
+  const { batchId, taskIds } = accepted.data;
+  t.equal(taskIds.length, 6);
+
+  await waitFor(async () => (await api(first, `/api/v1/tasks?status=running&batchId=${batchId}`)).data.pagination.total === 2, 'two running tasks');
+  await ollama.chatsArrived(2);
+  first.child.kill('SIGKILL');
+  t.equal(await first.exited, null, 'killed, no clean exit');
+
+  slow = false;
+  const second = await startService(env);
+  t.teardown(() => second.child.kill('SIGKILL'));
+  // Well within the 60 s lease: tasks left running by the dead process are returned at start-up.
+  const done = await waitFor(async () => {
+    const list = (await api(second, `/api/v1/tasks?batchId=${batchId}&limit=100`)).data.tasks as { status: string; postId: string; attempts: number; id: string }[];
+    return list.every((task) => task.status === 'succeeded') && list;
+  }, 'every task succeeded', 30_000);
+
+  t.equal(done.length, 6);
+  const postIds = new Set(done.map((task) => task.postId));
+  t.equal(postIds.size, 6, 'one distinct post per task');
+  const listed = (await api(second, '/api/v1/posts?status=all&limit=100')).data;
+  t.equal(listed.pagination.total, 6, 'exactly six posts exist');
+  t.same(new Set(listed.posts.map((p: { id: string }) => p.id)), postIds);
+  t.ok(done.filter((task) => task.attempts === 2).length >= 2, 'the interrupted tasks ran a second attempt');
+
+  second.child.kill('SIGTERM');
+  t.equal(await second.exited, 0, 'SIGTERM shuts down cleanly');
+});
