@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { extensionOf } from '../src/knowledge/detect.js';
 import { ExtractionError, extractText, sanitizeText } from '../src/knowledge/extract.js';
-import { extractInWorker } from '../src/knowledge/extract-runner.js';
+import { extractChunksInWorker } from '../src/knowledge/extract-runner.js';
+import { chunkText } from '../src/knowledge/chunk.js';
 
 const FIXTURES = path.resolve(import.meta.dirname ?? path.dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures');
 const fixture = (name: string) => path.join(FIXTURES, name);
@@ -147,20 +148,24 @@ t.test('sanitizeText', async (t) => {
   t.equal(sanitizeText(`x${' '.repeat(200_000)}y`).length, 200_002, 'long space runs are linear');
 });
 
-t.test('extractInWorker', async (t) => {
-  t.equal(
-    await extractInWorker(fixture('word/test11.doc'), 'doc'),
-    await extract('word/test11.doc'),
-    'same text as in-process extraction',
+t.test('extractChunksInWorker', async (t) => {
+  const docText = await extract('word/test11.doc');
+  t.same(
+    await extractChunksInWorker(fixture('word/test11.doc'), 'doc', 'test11.doc'),
+    chunkText('test11.doc', docText),
+    'same chunks as in-process extraction and chunking',
   );
-  const pdfText = await extractInWorker(fixture('pdf/fd_ins_8859.pdf'), 'pdf', { timeoutMs: 30_000 });
-  t.ok(pdfText.includes('District of Columbia'), 'PDF through the worker');
+  const pdfChunks = await extractChunksInWorker(fixture('pdf/fd_ins_8859.pdf'), 'pdf', 'form.pdf', { timeoutMs: 30_000 });
+  t.ok(pdfChunks.join('\n').includes('District of Columbia'), 'PDF through the worker');
+  t.ok(pdfChunks.every((chunk) => chunk.startsWith('[form.pdf]\n')), 'chunks led by the file name');
 
-  await rejectsWithExtractionError(t, extractInWorker(fixture('pdf/i43_err_encrypted.pdf'), 'pdf'), 'The PDF is password-protected and cannot be read', 'failure message crosses the thread');
-  await rejectsWithExtractionError(t, extractInWorker(fixture('word/badfile-01-bad-header.doc'), 'doc'), /^The Word file is corrupt/);
+  const inWorker = (file: string, options?: { timeoutMs?: number }) => extractChunksInWorker(fixture(file), extensionOf(file)!, path.basename(file), options);
+  await rejectsWithExtractionError(t, inWorker('pdf/i43_err_encrypted.pdf'), 'The PDF is password-protected and cannot be read', 'failure message crosses the thread');
+  await rejectsWithExtractionError(t, inWorker('word/badfile-01-bad-header.doc'), /^The Word file is corrupt/);
 
-  await rejectsWithExtractionError(t, extractInWorker(fixture('pdf/i216_nuclear.pdf'), 'pdf', { timeoutMs: 1 }), 'Extraction took longer than 0.001 s', 'timeout');
+  await rejectsWithExtractionError(t, inWorker('pdf/i216_nuclear.pdf', { timeoutMs: 1 }), 'Extraction took longer than 0.001 s', 'timeout');
   // Concurrent extractions each get their own worker.
-  const texts = await Promise.all(['text/release-notes-2026.txt', 'word/test03.docx', 'pdf/i242_testingWithTable.pdf'].map((name) => extractInWorker(fixture(name), extensionOf(name)!)));
+  const results = await Promise.all(['text/release-notes-2026.txt', 'word/test03.docx', 'pdf/i242_testingWithTable.pdf'].map((name) => inWorker(name)));
+  const texts = results.map((chunks) => chunks.join('\n'));
   t.ok(texts[0]!.includes('Version 4.3') && texts[1]!.includes('GPL v3.0') && texts[2]!.includes('This is page 3'), 'in parallel');
 });

@@ -7,25 +7,27 @@ import type { ExtractionJob, ExtractionOutcome } from './extract-worker.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-// `.ts` when running from source (tap's TypeScript loader reaches the worker through the
-// inherited execArgv), `.js` once compiled to dist/.
 /** Generous for a 10 MiB PDF, whose parse needs a few hundred MB at most. */
 const WORKER_HEAP_MB = 1024;
 
+// `.ts` when running from source (tap's TypeScript loader reaches the worker through the
+// inherited execArgv), `.js` once compiled to dist/.
 const WORKER_URL = new URL(`./extract-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 /**
- * extractText() in a short-lived worker thread, so parsing a large PDF never blocks the event
- * loop serving requests. Every failure rejects with an ExtractionError: a bad file, a worker
- * that crashed or exited early, or one still busy after `timeoutMs` (it is then terminated).
+ * extractText() then chunkText() in a short-lived worker thread: the index's chunks of a file,
+ * computed off the event loop, so parsing a large PDF never blocks requests. Every failure
+ * rejects with an ExtractionError: a bad file, a worker that crashed or exited early, or one
+ * still busy after `timeoutMs` (it is then terminated).
  */
-export async function extractInWorker(
+export async function extractChunksInWorker(
   filePath: string,
   ext: KnowledgeExtension,
+  fileName: string,
   { timeoutMs = DEFAULT_TIMEOUT_MS }: { timeoutMs?: number } = {},
-): Promise<string> {
+): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const job: ExtractionJob = { filePath, ext };
+    const job: ExtractionJob = { filePath, ext, fileName };
     // A heap cap keeps a hostile or pathological file from exhausting the server's memory:
     // the worker dies with an out-of-memory error, which rejects as an ExtractionError.
     const worker = new Worker(WORKER_URL, { workerData: job, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
@@ -41,7 +43,7 @@ export async function extractInWorker(
 
     const timer = setTimeout(() => fail(`Extraction took longer than ${timeoutMs / 1000} s`), timeoutMs);
     worker.once('message', (outcome: ExtractionOutcome) =>
-      outcome.ok ? settle(() => resolve(outcome.text)) : fail(outcome.message),
+      outcome.ok ? settle(() => resolve(outcome.chunks)) : fail(outcome.message),
     );
     worker.once('error', (err) => fail('The file could not be read: the extractor crashed', err));
     // Only reached when the worker ends without posting an outcome.

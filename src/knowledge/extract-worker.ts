@@ -1,21 +1,23 @@
 /**
- * Worker thread entry: extracts one file and posts the outcome back. Started by
- * extract-runner.ts, never imported (except for its types).
+ * Worker thread entry: extracts one file, chunks its text and posts the chunks back. Started by extract-runner.ts, never imported (except for its types).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { KnowledgeExtension } from './detect.js';
+import { chunkText } from './chunk.js';
 import { ExtractionError, extractText } from './extract.js';
 
 export interface ExtractionJob {
   filePath: string;
   ext: KnowledgeExtension;
+  /** Leads every chunk (chunking 10 MB of text takes a while, so it happens here too). */
+  fileName: string;
 }
 
-export type ExtractionOutcome = { ok: true; text: string } | { ok: false; message: string };
+export type ExtractionOutcome = { ok: true; chunks: string[] } | { ok: false; message: string };
 
-async function run({ filePath, ext }: ExtractionJob): Promise<ExtractionOutcome> {
+async function run({ filePath, ext, fileName }: ExtractionJob): Promise<ExtractionOutcome> {
   try {
-    return { ok: true, text: await extractText(filePath, ext) };
+    return { ok: true, chunks: chunkText(fileName, await extractText(filePath, ext)) };
   } catch (err) {
     if (err instanceof ExtractionError) return { ok: false, message: err.message };
     // Not a bad file but a bug: keep the details for the server log, not for the uploader.

@@ -1,16 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import type { DbHandle } from '../db/client.js';
 import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
-import { chunkText } from './chunk.js';
 import type { KnowledgeExtension } from './detect.js';
-import { extractInWorker } from './extract-runner.js';
+import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
 import type { FileStorage } from './storage.js';
 
-/** Text of a stored file cut into index chunks; the default runs extraction in a worker thread. */
+/** Text of a stored file cut into index chunks; by default extracted and chunked in a worker thread. */
 export type ChunkSource = (filePath: string, extension: KnowledgeExtension, fileName: string) => Promise<string[]>;
-
-const defaultChunkSource: ChunkSource = async (filePath, extension, fileName) => chunkText(fileName, await extractInWorker(filePath, extension));
 
 // Chunks are written in small transactions with a pause between them, so indexing a large
 // file never holds the event loop (and with it every other request) for long.
@@ -38,7 +35,7 @@ export class KnowledgeIndexer {
     private readonly handle: DbHandle,
     private readonly storage: FileStorage,
     private readonly log: Logger,
-    private readonly chunkSource: ChunkSource = defaultChunkSource,
+    private readonly chunkSource: ChunkSource = extractChunksInWorker,
   ) {}
 
   enqueue(fileId: string): void {
