@@ -1,5 +1,7 @@
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from './helpers/app.js';
+import { closedPortUrl, hangingAnswer, startFakeOllama, validPost } from './helpers/fake-ollama.js';
 import { multipart } from './helpers/multipart.js';
 
 const generate = (ctx: TestApp, payload: object, key?: string) => ctx.call({ method: 'POST', url: '/api/v1/posts/generate', payload, key });
@@ -89,4 +91,66 @@ t.test('GET /ready reports the generator', async (t) => {
   t.equal(ready.generator.mode, 'builtin');
   t.equal(ready.generator.active, 'builtin');
   t.equal(ready.generator.ollama.reachable, false);
+});
+
+t.test('strict ollama mode: 503 with the pull hint when unavailable, 504 on timeout', async (t) => {
+  const down = await buildTestApp(t, { GENERATOR: 'ollama', OLLAMA_HOST: await closedPortUrl() }, { jobs: { autoStart: false } });
+  const unreachable = await generate(down, { topic: 'Anything' });
+  t.equal(unreachable.statusCode, 503);
+  t.equal(unreachable.json().success, false);
+  t.equal(unreachable.json().error.code, 'GENERATOR_UNAVAILABLE');
+  t.match(unreachable.json().error.message, /unreachable/);
+
+  const noModel = await startFakeOllama(t, { models: ['mistral:latest'] });
+  const missing = await buildTestApp(t, { GENERATOR: 'ollama', OLLAMA_HOST: noModel.url }, { jobs: { autoStart: false } });
+  const res = await generate(missing, { topic: 'Anything' });
+  t.equal(res.statusCode, 503);
+  t.match(res.json().error.message, /ollama pull llama3\.2/);
+
+  const slow = await startFakeOllama(t, { chat: hangingAnswer });
+  const timing = await buildTestApp(t, { GENERATOR: 'ollama', OLLAMA_HOST: slow.url, GENERATION_TIMEOUT_MS: '300' }, { jobs: { autoStart: false } });
+  const timeout = await generate(timing, { topic: 'Anything' });
+  t.equal(timeout.statusCode, 504);
+  t.equal(timeout.json().error.code, 'GENERATION_TIMEOUT');
+  for (const ctx of [down, missing, timing]) {
+    t.equal((ctx.app.dbHandle.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0, 'no post stored');
+  }
+
+  const ready = (await missing.call({ method: 'GET', url: '/ready', key: null })).json();
+  t.same(ready.generator, { mode: 'ollama', active: 'ollama', ollama: { host: noModel.url, model: 'llama3.2', reachable: true, modelAvailable: false } });
+});
+
+t.test('ollama in auto mode writes the post and records the model', async (t) => {
+  const ollama = await startFakeOllama(t);
+  const ctx = await buildTestApp(t, { GENERATOR: 'auto', OLLAMA_HOST: ollama.url }, { jobs: { autoStart: false } });
+  await uploadText(ctx, 'coffee-notes.txt', 'Bloom the grounds for thirty seconds before the main pour.');
+  const res = await generate(ctx, { topic: 'Blooming coffee grounds', length: 'long' });
+  t.equal(res.statusCode, 201);
+  t.equal(res.json().post.title, validPost.title);
+  const sent = ollama.chatBodies[0];
+  t.equal(sent.model, 'llama3.2');
+  t.match(JSON.stringify(sent.messages), /coffee-notes\.txt/, 'the passages go to the model with their file names');
+  t.match(JSON.stringify(sent.messages), /1,?600/, 'length as a word target');
+  const row = ctx.app.dbHandle.sqlite.prepare('select generator_provider as provider, generator_model as model from posts').get() as { provider: string; model: string };
+  t.same(row, { provider: 'ollama', model: 'llama3.2' });
+});
+
+t.test('a client that disconnects cancels its generation', async (t) => {
+  const slow = await startFakeOllama(t, { chat: hangingAnswer });
+  const ctx = await buildTestApp(t, { GENERATOR: 'ollama', OLLAMA_HOST: slow.url }, { jobs: { autoStart: false } });
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = ctx.app.server.address() as AddressInfo;
+  const controller = new AbortController();
+  const pending = fetch(`http://127.0.0.1:${port}/api/v1/posts/generate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ topic: 'Never finished' }),
+    signal: controller.signal,
+  }).catch((error: Error) => error);
+  await slow.chatsArrived(1);
+  controller.abort();
+  t.match(await pending, { name: 'AbortError' });
+  await slow.chatsClosed(1);
+  t.pass('the call to the model was dropped with the client');
+  t.equal((ctx.app.dbHandle.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0);
 });

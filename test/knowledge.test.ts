@@ -1,9 +1,11 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { formatSize, safeFileName } from '../src/knowledge/storage.js';
 import { toFtsQuery } from '../src/knowledge/search.js';
-import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, type TestApp } from './helpers/app.js';
+import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, waitFor, type TestApp } from './helpers/app.js';
 import { multipart, type Part } from './helpers/multipart.js';
 
 const upload = (ctx: TestApp, parts: Part[], key?: string) => {
@@ -245,4 +247,28 @@ t.test('files left unindexed by a crash are indexed on the next start', async (t
   const got = (await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${item.id}` })).json().data.knowledge;
   t.equal(got.status, 'indexed');
   t.equal((await search(ctx, 'cardamom')).data.results.length, 1, 'indexed once, not twice');
+});
+
+t.test('an upload aborted mid-stream leaves nothing behind', async (t) => {
+  const ctx = await buildTestApp(t);
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = ctx.app.server.address() as net.AddressInfo;
+  const boundary = '----aborted';
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="partial.txt"\r\nContent-Type: text/plain\r\n\r\n` + 'x'.repeat(256 * 1024);
+  const socket = net.connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(
+    `POST /api/v1/knowledge HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${ctx.key}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${head.length + 1_000_000}\r\n\r\n`,
+  );
+  socket.write(head);
+  // Wait until the server has started writing the temporary file, then drop the connection.
+  await waitFor(() => storedFiles(ctx.dataDir).length > 0, 'the upload to reach the disk');
+  socket.destroy();
+  await waitFor(() => storedFiles(ctx.dataDir).length === 0, 'the partial file to be removed');
+  t.equal(fileRows(ctx), 0);
+  const after = await uploadFile(ctx, 'whole.txt', 'The service still takes uploads.');
+  t.equal(after.statusCode, 201);
+  await ctx.app.indexer.whenIdle();
 });

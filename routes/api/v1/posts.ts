@@ -52,8 +52,8 @@ export default async function postRoutes(app: FastifyInstance) {
       }
       // A client that gives up cancels the generation instead of leaving it running.
       const abort = new AbortController();
-      const onClose = () => !reply.sent && abort.abort(new Error('client disconnected'));
-      request.raw.once('close', onClose);
+      const onClose = () => !reply.raw.writableFinished && abort.abort(new Error('client disconnected'));
+      reply.raw.once('close', onClose);
       try {
         const { result } = await writeGroundedPost({ handle: app.dbHandle, generator: app.generator }, request.site.id, { ...request.body, topic }, abort.signal);
         const post = createPost(app.db, request.site.id, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
@@ -65,7 +65,7 @@ export default async function postRoutes(app: FastifyInstance) {
           api: { version: 'v1', status: 'stable' },
         });
       } finally {
-        request.raw.off('close', onClose);
+        reply.raw.off('close', onClose);
       }
     },
   );
