@@ -27,6 +27,8 @@ export default fp(
     await app.register(bearerAuth, {
       keys: [],
       addHook: false,
+      // The scheme name is case-insensitive in HTTP: accept `bearer` as well as `Bearer`.
+      specCompliance: 'rfc6749',
       verifyErrorLogLevel: 'debug',
       auth(key, request) {
         const found = authenticator.authenticate(key);

@@ -30,11 +30,11 @@ const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message
   FST_FILES_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'Send exactly one file, in the part named "file"' },
   FST_FIELDS_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR' },
   FST_PROTO_VIOLATION: { statusCode: 400, code: 'VALIDATION_ERROR' },
-  FST_MULTIPART_MISSING_BOUNDARY: { statusCode: 400, code: 'BAD_REQUEST', message: 'multipart/form-data without a boundary' },
 };
 
 const STATUS_CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
+  414: 'URI_TOO_LONG',
   401: 'UNAUTHORIZED',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
@@ -55,7 +55,7 @@ function validationDetails(error: FastifyError): ErrorDetail[] {
   });
 }
 
-function describe(error: FastifyError | AppError | Error): ErrorBody {
+export function describe(error: FastifyError | AppError | Error): ErrorBody {
   if (error instanceof AppError) {
     return { statusCode: error.statusCode, code: error.code, message: error.message, details: error.details };
   }
@@ -77,6 +77,8 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, body: Er
   const error: Record<string, unknown> = { code: body.code, message: body.message };
   if (body.details !== undefined) error.details = body.details;
   error.requestId = request.id;
+  // Also here, not only in the onRequest hook: errors raised before routing skip the hooks.
+  reply.header('X-Request-Id', request.id);
   if (body.statusCode === 401) reply.header('WWW-Authenticate', 'Bearer');
   return reply.code(body.statusCode).type('application/json; charset=utf-8').send({ success: false, error });
 }

@@ -11,7 +11,7 @@ declare module 'fastify' {
 }
 
 export interface JobsPluginOptions {
-  /** Start polling when the app is ready (default true); tests may drive `tick()` themselves. */
+  /** Start polling once the server listens (default true); tests may drive `tick()` themselves. */
   autoStart?: boolean;
   clock?: Clock;
   random?: () => number;
@@ -33,7 +33,8 @@ export default fp(
       log: app.log,
     });
     app.decorate('jobs', loop);
-    if (opts.autoStart ?? true) app.addHook('onReady', async () => loop.start());
+    // Not before listening: a process that fails to bind its port must not have claimed tasks.
+    if (opts.autoStart ?? true) app.addHook('onListen', async () => loop.start());
     app.addHook('onClose', async () => loop.stop());
   },
   { name: 'jobs', dependencies: ['db', 'generator'] },

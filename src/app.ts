@@ -7,7 +7,7 @@ import { openDatabase, type DbHandle } from './db/client.js';
 import { bootstrapFirstSite } from './sites/keys.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import dbPlugin from '../plugins/db.js';
-import errorsPlugin, { requestIdFor } from '../plugins/errors.js';
+import errorsPlugin, { describe, requestIdFor, sendError } from '../plugins/errors.js';
 import authPlugin from '../plugins/auth.js';
 import openapiPlugin from '../plugins/openapi.js';
 import healthRoutes from '../routes/health.js';
@@ -33,9 +33,9 @@ const JSON_BODY_LIMIT = 1024 * 1024;
 // Bodies are validated strictly (wrong types are 400, never coerced); query strings and path
 // parameters arrive as text and are coerced. Unknown body fields are dropped, not rejected.
 function buildValidators() {
-  const common = { allErrors: false, useDefaults: true, removeAdditional: true, strict: false } as const;
-  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
-  const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array' }));
+  const common = { allErrors: false, useDefaults: true, strict: false } as const;
+  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false, removeAdditional: 'all' }));
+  const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array', removeAdditional: true }));
   for (const ajv of [body, text]) ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
   return { body, text };
 }
@@ -53,6 +53,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Let over-long ids reach the routes, whose validation answers them with the envelope.
+    maxParamLength: 500,
+    // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
   });
 
   const validators = buildValidators();

@@ -95,6 +95,7 @@ t.test('POST /posts/batch: invalid batches are 400 and write nothing', async (t)
     ['101 posts', { posts: hundredOne }],
     ['missing topic', { posts: [{ category: 'x' }] }],
     ['blank topic', { posts: [{ topic: '   ' }] }],
+    ['topic over 300 characters', { posts: [{ topic: 'x'.repeat(301) }] }, /posts\/0\/topic/],
     ['start without end', { startDate: '2026-12-01T00:00:00Z', posts: [{ topic: 'a' }] }],
     ['end before start', { startDate: '2026-12-02T00:00:00Z', endDate: '2026-12-01T00:00:00Z', posts: [{ topic: 'a' }] }],
     ['bad date', { posts: [{ topic: 'a', scheduledFor: 'tomorrow' }] }],

@@ -12,6 +12,7 @@ t.test('authentication failures are 401 with the envelope', async (t) => {
     ['malformed scheme', { authorization: `Basic ${ctx.key}` }],
     ['empty bearer', { authorization: 'Bearer ' }],
     ['unknown key', { authorization: 'Bearer blog_unknown-key-unknown-key-unknown' }],
+    ['key without scheme', { authorization: ctx.key }],
   ];
   for (const [name, headers] of cases) {
     const res = await ctx.call({ method: 'GET', url: '/api/v1/posts', key: null, headers });
@@ -23,6 +24,11 @@ t.test('authentication failures are 401 with the envelope', async (t) => {
     t.equal(body.error.code, 'UNAUTHORIZED');
     t.equal(body.error.requestId, res.headers['x-request-id']);
   }
+});
+
+t.test('the Bearer scheme name is case-insensitive', async (t) => {
+  const ctx = await buildTestApp(t);
+  t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: null, headers: { authorization: `bearer ${ctx.key}` } })).statusCode, 200);
 });
 
 t.test('a revoked key stops working at once, also when revoked by the CLI in another connection', async (t) => {
@@ -92,6 +98,14 @@ t.test('error contract: unknown routes, bad JSON, wrong content type, big bodies
   const big = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'big', content: 'x'.repeat(1024 * 1024 + 10) } });
   t.equal(big.statusCode, 413);
   t.equal(big.json().error.code, 'PAYLOAD_TOO_LARGE');
+
+  for (const url of ['/api/v1/posts/%zz', `/api/v1/posts/${'a'.repeat(300)}`, '/api/v1/posts?page=1e20', '/api/v1/posts?page=461168601842738791', '/api/v1/tasks?page=1000001', '/api/v1/knowledge?page=99999999999']) {
+    const res = await ctx.call({ method: 'GET', url });
+    t.equal(res.statusCode, 400, url);
+    t.equal(res.json().success, false, url);
+    t.ok(res.headers['x-request-id'], `${url}: X-Request-Id`);
+  }
+  t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts?page=1000000' })).statusCode, 200, 'the highest page is fine');
 
   const echoed = await ctx.call({ method: 'GET', url: '/health', headers: { 'x-request-id': 'trace-123' } });
   t.equal(echoed.headers['x-request-id'], 'trace-123');

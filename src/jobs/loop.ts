@@ -39,8 +39,6 @@ export class JobLoop {
   private stopping = false;
   private readonly clock: Clock;
   private readonly random: () => number;
-  /** Highest number of tasks seen running at once (for tests and benchmarks). */
-  peakConcurrency = 0;
 
   constructor(
     private readonly store: TaskStore,
@@ -92,7 +90,6 @@ export class JobLoop {
     const controller = new AbortController();
     const done = this.execute(task, controller.signal).finally(() => this.running.delete(task.id));
     this.running.set(task.id, { controller, done });
-    this.peakConcurrency = Math.max(this.peakConcurrency, this.running.size);
   }
 
   private async execute(task: TaskRow, signal: AbortSignal): Promise<void> {

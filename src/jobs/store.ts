@@ -3,7 +3,7 @@ import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { Db, DbHandle } from '../db/client.js';
 import { tasks, type PostRow, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
-import type { Page } from '../posts/service.js';
+import { paginate, type Page } from '../pagination.js';
 import type { TaskParams } from './batch.js';
 
 export type TaskStatus = TaskRow['status'];
@@ -59,16 +59,12 @@ export function listTasks(db: Db, siteId: string, query: { page: number; limit: 
   if (query.batchId) filters.push(eq(tasks.batchId, query.batchId));
   if (query.status) filters.push(eq(tasks.status, query.status));
   const where = and(...filters);
-  const total = db.select({ n: count() }).from(tasks).where(where).get()!.n;
-  const items = db
-    .select()
-    .from(tasks)
-    .where(where)
-    .orderBy(desc(tasks.createdAt), tasks.position)
-    .limit(query.limit)
-    .offset((query.page - 1) * query.limit)
-    .all();
-  return { items, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } };
+  return paginate(
+    query.page,
+    query.limit,
+    () => db.select({ n: count() }).from(tasks).where(where).get()!.n,
+    (offset, limit) => db.select().from(tasks).where(where).orderBy(desc(tasks.createdAt), tasks.position).limit(limit).offset(offset).all(),
+  );
 }
 
 /** Cancels a pending task; anything else (running, finished) is a 409. */
@@ -217,14 +213,15 @@ export class TaskStore {
   }
 
   /** Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of attempts. */
-  fail(owner: string, task: TaskRow, message: string, permanent: boolean, retryAt: number, now: number): 'retry' | 'failed' {
+  fail(owner: string, task: TaskRow, message: string, permanent: boolean, retryAt: number, now: number): 'retry' | 'failed' | 'lease lost' {
     const final = permanent || task.attempts >= task.maxAttempts;
-    this.handle.sqlite
+    const { changes } = this.handle.sqlite
       .prepare(
         `update tasks set status = ?, run_after = ?, finished_at = ?, last_error = ?, updated_at = ?,
                 lease_owner = null, lease_until = null where id = ? and lease_owner = ? and status = 'running'`,
       )
       .run(final ? 'failed' : 'pending', final ? task.runAfter.getTime() : retryAt, final ? now : null, message, now, task.id, owner);
+    if (changes === 0) return 'lease lost';
     return final ? 'failed' : 'retry';
   }
 }

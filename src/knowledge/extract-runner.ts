@@ -24,7 +24,7 @@ export async function extractChunksInWorker(
   filePath: string,
   ext: KnowledgeExtension,
   fileName: string,
-  { timeoutMs = DEFAULT_TIMEOUT_MS }: { timeoutMs?: number } = {},
+  { timeoutMs = DEFAULT_TIMEOUT_MS, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const job: ExtractionJob = { filePath, ext, fileName };
@@ -42,6 +42,8 @@ export async function extractChunksInWorker(
     const fail = (message: string, cause?: unknown) => settle(() => reject(new ExtractionError(message, { cause })));
 
     const timer = setTimeout(() => fail(`Extraction took longer than ${timeoutMs / 1000} s`), timeoutMs);
+    if (signal?.aborted) return fail('Extraction cancelled');
+    signal?.addEventListener('abort', () => fail('Extraction cancelled'), { once: true });
     worker.once('message', (outcome: ExtractionOutcome) =>
       outcome.ok ? settle(() => resolve(outcome.chunks)) : fail(outcome.message),
     );

@@ -7,7 +7,7 @@ import { ExtractionError } from './extract.js';
 import type { FileStorage } from './storage.js';
 
 /** Text of a stored file cut into index chunks; by default extracted and chunked in a worker thread. */
-export type ChunkSource = (filePath: string, extension: KnowledgeExtension, fileName: string) => Promise<string[]>;
+export type ChunkSource = (filePath: string, extension: KnowledgeExtension, fileName: string, options: { signal: AbortSignal }) => Promise<string[]>;
 
 // Chunks are written in small transactions with a pause between them, so indexing a large
 // file never holds the event loop (and with it every other request) for long.
@@ -30,6 +30,8 @@ export class KnowledgeIndexer {
   private readonly queue: string[] = [];
   private running: Promise<void> | null = null;
   private closed = false;
+  // Aborted on close, so shutdown does not wait for a long extraction to finish.
+  private readonly shutdown = new AbortController();
 
   constructor(
     private readonly handle: DbHandle,
@@ -41,7 +43,7 @@ export class KnowledgeIndexer {
   enqueue(fileId: string): void {
     if (this.closed) return;
     this.queue.push(fileId);
-    this.running ??= this.drain().finally(() => (this.running = null));
+    this.running ??= this.drain();
   }
 
   /** Queues every file a previous process left `uploaded`. */
@@ -64,17 +66,24 @@ export class KnowledgeIndexer {
   async close(): Promise<void> {
     this.closed = true;
     this.queue.length = 0;
+    this.shutdown.abort();
     await this.whenIdle();
   }
 
   private async drain(): Promise<void> {
-    for (let fileId = this.queue.shift(); fileId && !this.closed; fileId = this.queue.shift()) {
-      try {
-        await this.index(fileId);
-      } catch (error) {
-        this.log.error({ err: error, fileId }, 'knowledge indexing failed unexpectedly');
-        this.finish(fileId, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
+    try {
+      for (let fileId = this.queue.shift(); fileId && !this.closed; fileId = this.queue.shift()) {
+        try {
+          await this.index(fileId);
+        } catch (error) {
+          this.log.error({ err: error, fileId }, 'knowledge indexing failed unexpectedly');
+          this.finish(fileId, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
+        }
       }
+    } finally {
+      // Cleared in the same synchronous step that found the queue empty: an enqueue() right
+      // after always starts a new drain.
+      this.running = null;
     }
   }
 
@@ -89,9 +98,12 @@ export class KnowledgeIndexer {
 
     let chunks: string[];
     try {
-      chunks = await this.chunkSource(this.storage.pathOf(file.storageKey), file.extension as KnowledgeExtension, file.name);
+      chunks = await this.chunkSource(this.storage.pathOf(file.storageKey), file.extension as KnowledgeExtension, file.name, {
+        signal: this.shutdown.signal,
+      });
       if (chunks.length === 0) throw new ExtractionError('The file contains no text');
     } catch (error) {
+      if (this.closed) return; // cancelled by shutdown: left `uploaded`, indexed at the next start
       if (!(error instanceof ExtractionError)) throw error;
       this.log.warn({ fileId, reason: error.message }, 'knowledge file could not be indexed');
       this.finish(fileId, { status: 'failed', error: error.message, chunkCount: 0 });

@@ -8,7 +8,7 @@ export interface SearchOptions {
 
 const MAX_TERMS = 32;
 // Chunks start with their file's name on a line of its own (it makes names searchable).
-const FILE_HEADER = /^\[[^\]\n]*\]\n/;
+const FILE_HEADER = /^\[[^\n]*\]\n/;
 
 /**
  * Turns free user text into an FTS5 query that cannot be syntax: every word (letters and
@@ -21,7 +21,10 @@ export function toFtsQuery(text: string): string | null {
   return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : null;
 }
 
-/** The best passages of a site's indexed files for a query, best first (score: higher is better). */
+/**
+ * The best passages of a site's indexed files for a query, best first (score: higher is better).
+ * Files still being indexed are left out, so a half-written file never grounds a post.
+ */
 export function searchKnowledge(sqlite: Database.Database, siteId: string, query: string, options: SearchOptions = {}): Passage[] {
   const match = toFtsQuery(query);
   if (!match) return [];
@@ -38,7 +41,7 @@ export function searchKnowledge(sqlite: Database.Database, siteId: string, query
     .prepare(
       `select f.file_id as fileId, k.name as fileName, f.text as text, bm25(knowledge_fts) as rank
          from knowledge_fts f join knowledge_files k on k.id = f.file_id
-        where knowledge_fts match ? and f.site_id = ? ${fileFilter}
+        where knowledge_fts match ? and f.site_id = ? and k.status = 'indexed' ${fileFilter}
         order by rank limit ?`,
     )
     .all(...params) as { fileId: string; fileName: string; text: string; rank: number }[];

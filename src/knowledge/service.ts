@@ -4,7 +4,7 @@ import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db, DbHandle } from '../db/client.js';
 import { knowledgeChunks, knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
 import { AppError, notFound, validationError } from '../errors.js';
-import type { Page } from '../posts/service.js';
+import { paginate, type Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, MEDIA_TYPES, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import { FileStorage, safeFileName, storageKeyFor } from './storage.js';
 
@@ -41,7 +41,7 @@ export async function receiveUpload(
   const { tmpPath, size } = await storage.receive(upload.stream);
   try {
     if (upload.stream.truncated || size > MAX_FILE_BYTES) throw fileTooLarge();
-    if (size === 0) throw validationError('The file is empty', [{ path: '/file', message: 'must not be empty' }]);
+    if (size === 0) throw validationError('The file is empty', [{ path: '/body/file', message: 'must not be empty' }]);
     if (!(await contentMatches(extension, tmpPath))) {
       throw unsupportedFileType(`The content of the file is not a valid .${extension} file`);
     }
@@ -91,16 +91,13 @@ export function getKnowledgeFile(db: Db, siteId: string, fileId: string): Knowle
 
 export function listKnowledgeFiles(db: Db, siteId: string, page: number, limit: number): Page<KnowledgeFileRow> {
   const where = eq(knowledgeFiles.siteId, siteId);
-  const total = db.select({ n: count() }).from(knowledgeFiles).where(where).get()!.n;
-  const items = db
-    .select()
-    .from(knowledgeFiles)
-    .where(where)
-    .orderBy(desc(knowledgeFiles.createdAt), desc(knowledgeFiles.id))
-    .limit(limit)
-    .offset((page - 1) * limit)
-    .all();
-  return { items, pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+  return paginate(
+    page,
+    limit,
+    () => db.select({ n: count() }).from(knowledgeFiles).where(where).get()!.n,
+    (offset, size) =>
+      db.select().from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), desc(knowledgeFiles.id)).limit(size).offset(offset).all(),
+  );
 }
 
 /** Of the given ids, those that are knowledge files of the site. */

@@ -3,6 +3,7 @@ import { and, count, desc, eq, like, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { posts, type PostRow } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
+import { paginate, type Page } from '../pagination.js';
 import { slugify, uniqueSlug } from './slug.js';
 
 export const MAX_TAGS = 20;
@@ -39,23 +40,18 @@ export interface ListQuery {
   q?: string;
 }
 
-export interface Page<T> {
-  items: T[];
-  pagination: { page: number; limit: number; total: number; pages: number };
-}
-
 function cleanTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed.length === 0 || trimmed.length > MAX_TITLE_LENGTH) {
     throw validationError(`title must be 1-${MAX_TITLE_LENGTH} characters`, [
-      { path: '/title', message: `must be 1-${MAX_TITLE_LENGTH} characters after trimming` },
+      { path: '/body/title', message: `must be 1-${MAX_TITLE_LENGTH} characters after trimming` },
     ]);
   }
   return trimmed;
 }
 
-/** Trimmed, non-empty, de-duplicated (first spelling wins, case-insensitive), at most 20. */
-export function cleanTags(tags: readonly string[] | undefined): string[] {
+/** Trimmed, non-empty, de-duplicated case-insensitively (the first spelling wins). */
+export function distinctTags(tags: readonly string[] | undefined): string[] {
   const seen = new Set<string>();
   const result: string[] = [];
   for (const raw of tags ?? []) {
@@ -64,8 +60,14 @@ export function cleanTags(tags: readonly string[] | undefined): string[] {
     seen.add(tag.toLowerCase());
     result.push(tag);
   }
+  return result;
+}
+
+/** distinctTags(), refusing more than 20. */
+export function cleanTags(tags: readonly string[] | undefined): string[] {
+  const result = distinctTags(tags);
   if (result.length > MAX_TAGS) {
-    throw validationError(`at most ${MAX_TAGS} distinct tags`, [{ path: '/tags', message: `must hold at most ${MAX_TAGS} distinct tags` }]);
+    throw validationError(`at most ${MAX_TAGS} distinct tags`, [{ path: '/body/tags', message: `must hold at most ${MAX_TAGS} distinct tags` }]);
   }
   return result;
 }
@@ -148,6 +150,10 @@ export function togglePost(db: Db, siteId: string, postId: string, now = new Dat
 
 /** PATCH: edits the given fields; a new title gets a new slug unless it slugs the same. */
 export function updatePost(db: Db, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
+  // Unknown fields are dropped before this point, so a body of only those edits nothing.
+  if (Object.values(patch).every((value) => value === undefined)) {
+    throw validationError('Nothing to edit: give at least one of title, description, content, category, tags, authorId, isDraft, visibility');
+  }
   return db.transaction((tx) => {
     const current = getPost(tx as unknown as Db, siteId, postId);
     const changes: Partial<PostRow> = {};
@@ -206,14 +212,10 @@ export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRo
     filters.push(sql`(${posts.title} like ${pattern} escape '\\' or ${posts.description} like ${pattern} escape '\\')`);
   }
   const where = and(...filters);
-  const total = db.select({ n: count() }).from(posts).where(where).get()!.n;
-  const items = db
-    .select()
-    .from(posts)
-    .where(where)
-    .orderBy(desc(posts.createdAt), desc(posts.id))
-    .limit(query.limit)
-    .offset((query.page - 1) * query.limit)
-    .all();
-  return { items, pagination: { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit) } };
+  return paginate(
+    query.page,
+    query.limit,
+    () => db.select({ n: count() }).from(posts).where(where).get()!.n,
+    (offset, limit) => db.select().from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(limit).offset(offset).all(),
+  );
 }

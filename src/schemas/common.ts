@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { MAX_LIMIT, MAX_PAGE } from '../pagination.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -19,7 +20,7 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope' },
 );
 
-export const Pagination = Type.Object({
+export const PaginationSchema = Type.Object({
   page: Type.Integer(),
   limit: Type.Integer(),
   total: Type.Integer(),
@@ -27,8 +28,8 @@ export const Pagination = Type.Object({
 });
 
 export const PageQuery = {
-  page: Type.Integer({ minimum: 1, default: 1 }),
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 20 }),
 };
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

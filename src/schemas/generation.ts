@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { BATCH_STATUSES, MAX_BATCH_POSTS } from '../jobs/batch.js';
 import { LENGTHS, STYLES, TONES } from '../generation/types.js';
-import { NullableString, PageQuery, Pagination, SiteRef, Timestamp, envelope } from './common.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
 import { PostSummary } from './posts.js';
 
 /** A string enumeration; validation errors name the allowed values. */
@@ -83,7 +83,7 @@ export const TaskSchema = Type.Object({
 });
 
 export const TaskResponse = envelope(Type.Object({ message: Type.String(), task: TaskSchema, site: SiteRef }));
-export const TaskListResponse = envelope(Type.Object({ tasks: Type.Array(TaskSchema), pagination: Pagination, site: SiteRef }));
+export const TaskListResponse = envelope(Type.Object({ tasks: Type.Array(TaskSchema), pagination: PaginationSchema, site: SiteRef }));
 export const TaskListQuery = Type.Object({
   ...PageQuery,
   batchId: Type.Optional(Type.String({ maxLength: 100 })),

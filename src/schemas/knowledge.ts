@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { NullableString, PageQuery, Pagination, SiteRef, Timestamp, envelope } from './common.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
 
 /** A knowledge item as the upload returns it (spec 2.3). */
 export const KnowledgeItem = Type.Object({
@@ -19,7 +19,7 @@ export const KnowledgeDetail = Type.Composite([
 
 export const KnowledgeUploadResponse = envelope(Type.Object({ message: Type.String(), knowledge: KnowledgeItem, site: SiteRef }));
 export const KnowledgeDetailResponse = envelope(Type.Object({ message: Type.String(), knowledge: KnowledgeDetail, site: SiteRef }));
-export const KnowledgeListResponse = envelope(Type.Object({ items: Type.Array(KnowledgeDetail), pagination: Pagination, site: SiteRef }));
+export const KnowledgeListResponse = envelope(Type.Object({ items: Type.Array(KnowledgeDetail), pagination: PaginationSchema, site: SiteRef }));
 export const KnowledgeDeletedResponse = envelope(Type.Object({ message: Type.String(), knowledgeId: Type.String(), site: SiteRef }));
 
 export const KnowledgeListQuery = Type.Object(PageQuery);

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { NullableString, PageQuery, Pagination, SiteRef, Timestamp, envelope } from './common.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
 
 const Tags = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 100, description: 'De-duplicated, at most 20 distinct' });
 const Title = Type.String({ minLength: 1, maxLength: 300 });
@@ -78,4 +78,4 @@ export const PostToggledResponse = envelope(
   }),
 );
 export const PostDeletedResponse = envelope(Type.Object({ message: Type.String(), postId: Type.String() }));
-export const PostListResponse = envelope(Type.Object({ posts: Type.Array(PostDetail), pagination: Pagination, site: SiteRef }));
+export const PostListResponse = envelope(Type.Object({ posts: Type.Array(PostDetail), pagination: PaginationSchema, site: SiteRef }));

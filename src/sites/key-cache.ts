@@ -39,7 +39,7 @@ export class KeyAuthenticator {
       this.cache.set(hash, hit);
       return hit ?? undefined;
     }
-    const found = findActiveKey(this.db, key) ?? null;
+    const found = findActiveKey(this.db, hash) ?? null;
     this.cache.set(hash, found);
     if (this.cache.size > this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     return found ?? undefined;

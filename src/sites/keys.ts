@@ -76,13 +76,13 @@ export function revokeKey(db: Db, keyId: string, now = new Date()): boolean {
   return result.changes > 0;
 }
 
-/** Finds the site of an active key, or undefined for unknown and revoked keys. */
-export function findActiveKey(db: Db, key: string): AuthenticatedKey | undefined {
+/** Finds the site of an active key by the key's hash, or undefined for unknown and revoked keys. */
+export function findActiveKey(db: Db, keyHash: string): AuthenticatedKey | undefined {
   const row = db
     .select({ keyId: apiKeys.id, siteId: sites.id, siteName: sites.name })
     .from(apiKeys)
     .innerJoin(sites, eq(sites.id, apiKeys.siteId))
-    .where(and(eq(apiKeys.hash, hashKey(key)), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.hash, keyHash), isNull(apiKeys.revokedAt)))
     .get();
   return row && { keyId: row.keyId, site: { id: row.siteId, name: row.siteName } };
 }

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { KnowledgeFileRow } from '../../../src/db/schema.js';
-import { validationError } from '../../../src/errors.js';
+import { AppError, validationError } from '../../../src/errors.js';
 import { searchKnowledge } from '../../../src/knowledge/search.js';
 import {
   MAX_FILE_BYTES,
@@ -40,6 +40,10 @@ export const knowledgeView = (row: KnowledgeFileRow) => ({
 
 const tags = ['knowledge'];
 
+/** The multipart parser (busboy) reports a malformed body as a plain Error, without a code. */
+const isMultipartSyntaxError = (error: unknown): error is Error =>
+  error instanceof Error && !(error instanceof AppError) && (error as { code?: unknown }).code === undefined && /multipart|boundary|part/i.test(error.message);
+
 export default async function knowledgeRoutes(app: FastifyInstance) {
   await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 10, parts: 12, fieldSize: 1024 } });
   app.addHook('onRequest', app.requireSite);
@@ -57,7 +61,6 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
     async (request, reply) => {
       let received: ReceivedUpload | null = null;
       try {
-        // Every part is read to the end: the request must be consumed before answering.
         for await (const part of request.parts()) {
           if (part.type !== 'file') continue;
           if (part.fieldname !== 'file' || received) {
@@ -69,7 +72,7 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
         if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/file', message: 'is required' }]);
       } catch (error) {
         if (received) await app.storage.discard(received.tmpPath);
-        throw error;
+        throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
       }
       const row = await storeUpload(app.dbHandle, app.storage, request.site.id, received);
       app.indexer.enqueue(row.id);
@@ -94,7 +97,7 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
     async (request) => {
       const { q, fileIds, limit } = request.query;
       const ids = fileIds?.split(',').map((id) => id.trim()).filter(Boolean);
-      const results = searchKnowledge(app.dbHandle.sqlite, request.site.id, q, { fileIds: ids, limit });
+      const results = searchKnowledge(app.dbHandle.sqlite, request.site.id, q, { fileIds: ids?.length ? ids : undefined, limit });
       return { success: true, data: { query: q, results, site: request.site } };
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { validationError } from '../../../src/errors.js';
-import { writeGroundedPost } from '../../../src/generation/grounded.js';
+import { cleanTopic, writeGroundedPost } from '../../../src/generation/grounded.js';
 import { createBatch } from '../../../src/jobs/batch.js';
 import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import { createPost, deletePost, getPost, listPosts, togglePost, updatePost } from '../../../src/posts/service.js';
@@ -46,10 +46,7 @@ export default async function postRoutes(app: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const topic = request.body.topic.trim();
-      if (!topic || topic.length > 300) {
-        throw validationError('topic must be 1-300 characters after trimming', [{ path: '/body/topic', message: 'must be 1-300 characters after trimming' }]);
-      }
+      const topic = cleanTopic(request.body.topic);
       // A client that gives up cancels the generation instead of leaving it running.
       const abort = new AbortController();
       const onClose = () => !reply.raw.writableFinished && abort.abort(new Error('client disconnected'));
