@@ -1,20 +1,10 @@
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
-
-function readConfig(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`Configuration error: ${error.message}`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
+import { ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError, lockDataDir } from './db/lock.js';
 
 async function main() {
-  const config = readConfig();
+  const config = loadConfig();
+  const unlock = lockDataDir(config.dataDir);
   const app = await buildApp({
     config,
     onBootstrapKey(siteId, key) {
@@ -38,7 +28,10 @@ async function main() {
     }, config.shutdownTimeoutMs + 5000);
     timer.unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        unlock();
+        process.exit(0);
+      },
       (error) => {
         app.log.error({ err: error }, 'error during shutdown');
         process.exit(1);
@@ -52,6 +45,9 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(error);
+  // A bad setting or a taken data folder is the operator's to fix: say what, without a stack.
+  if (error instanceof ConfigError) console.error(`Configuration error: ${error.message}`);
+  else if (error instanceof DataDirLockedError) console.error(error.message);
+  else console.error(error);
   process.exit(1);
 });

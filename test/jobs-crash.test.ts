@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import t from 'tap';
-import { BOOTSTRAP_KEY, projectRoot, tempDataDir, tsNodeArgs, waitFor } from './helpers/app.js';
+import { BOOTSTRAP_KEY, failedStart, spawnServer, tempDataDir, waitFor } from './helpers/app.js';
 import { startFakeOllama, streamAnswer, validPost } from './helpers/fake-ollama.js';
 
 interface Service {
@@ -13,10 +12,8 @@ interface Service {
 
 /** Runs the real server (src/server.ts) in a child process and waits until it listens. */
 async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawn(process.execPath, [...tsNodeArgs(), path.join(projectRoot, 'src/server.ts')], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnServer({ PORT: '0', LOG_LEVEL: 'info', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env });
+  child.stderr!.pipe(process.stderr);
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -62,6 +59,9 @@ t.test('SIGKILL while tasks run: a new process finishes every task with exactly 
   slow = false;
   const second = await startService(env);
   t.teardown(() => second.child.kill('SIGKILL'));
+  const third = await failedStart(spawnServer({ PORT: '0', ...env }));
+  t.equal(third.code, 1, 'a second server on the same data folder refuses to start');
+  t.match(third.stderr, new RegExp(`Another server \\(pid ${second.child.pid}\\) is already running`));
   // Well within the 60 s lease: tasks left running by the dead process are returned at start-up.
   const done = await waitFor(async () => {
     const list = (await api(second, `/api/v1/tasks?batchId=${batchId}&limit=100`)).data.tasks as { status: string; postId: string; attempts: number; id: string }[];

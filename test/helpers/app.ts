@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,9 +66,21 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** The TypeScript loader tap runs tests with, so child processes can run src/*.ts too. */
-export function tsNodeArgs(): string[] {
-  return process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
+/** The real server (src/server.ts) in a child process, through the TypeScript loader tap runs tests with. */
+export function spawnServer(env: Record<string, string>): ChildProcess {
+  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
+  return spawn(process.execPath, [...loader, path.join(projectRoot, 'src/server.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Waits for a child that should fail to start: its exit code and what it wrote to stderr. */
+export async function failedStart(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const [code] = await once(child, 'exit');
+  return { code, stderr };
 }
 
 /** Waits for a condition by polling it (tests wait for states, never for fixed times). */
