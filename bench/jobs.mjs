@@ -4,7 +4,8 @@
 // JOB_CONCURRENCY=2 (override with BENCH_JOB_POLL_MS / BENCH_JOB_CONCURRENCY), measures
 // GET one post with nothing running (autocannon, 10 connections, 6 s), then submits 10
 // POST /api/v1/posts/batch of 100 topics each (no dates: all due now), measures GET one post
-// again while the loop runs (8 s), waits for the tasks (bounded), and reads the tasks table
+// again while the loop runs (8 s), waits for the tasks (bounded), measures idle once more as a
+// cross-check of the baseline, and reads the tasks table
 // read-only at the end for: tasks/s from first claim to last finish, the lag from scheduledFor
 // to claim (startedAt - scheduledFor) p50/p95 (target p95 < JOB_POLL_MS + 1 s), and how the
 // claims are spread in time. Target for GET p99 while the loop runs: <= 2x idle.
@@ -74,7 +75,6 @@ await runBench(
     const count = async (status) => (await api.get(`/api/v1/tasks?status=${status}&limit=1`)).json().data.pagination.total;
     let remaining = Infinity;
     let lastReport = 0;
-    const waitStart = performance.now();
     for (let i = 0; i < 2000 && performance.now() - submitStart < WAIT_LIMIT_MS; i++) {
       remaining = (await count('pending')) + (await count('running'));
       if (remaining === 0) break;
@@ -86,11 +86,12 @@ await runBench(
     }
     const finishedInTime = remaining === 0;
     if (!finishedInTime) console.log(`stopped waiting after ${round((performance.now() - submitStart) / 1000, 0)} s with ${remaining} tasks left`);
+    // Idle again once the loop is quiet: a cross-check of the baseline on this noisy machine.
+    const idleAfter = finishedInTime ? await cannon({ server, apiKey, title: 'GET one post, idle (after)', requests: getRequests, connections: GET_CONNECTIONS, duration: 6 }) : null;
     const rssAfter = rssMb(server.pid);
     const taskListCheck = (await api.get(`/api/v1/tasks?batchId=${batchIds[0]}&limit=100&page=1`)).json().data;
     const warnings = server.warnings();
     const stopped = await server.stop();
-    void waitStart;
 
     // ---- read the tasks table read-only ------------------------------------------------------
     const db = new Database(path.join(dataDir, 'blog.db'), { readonly: true, fileMustExist: true });
@@ -133,7 +134,8 @@ await runBench(
       { measure: 'gap between claims p50 / p95 (ms)', value: `${percentile(gaps, 50)} / ${percentile(gaps, 95)}` },
     ]);
     printTable('GET one post (autocannon, 10 connections)', [
-      { run: 'idle', seconds: idle.seconds, 'req/s': idle.rps, 'p50 ms': idle.p50Ms, 'p99 ms': idle.p99Ms, 'max ms': idle.maxMs, non2xx: idle.non2xx, errors: idle.errors + idle.timeouts },
+      { run: 'idle, before the batches', seconds: idle.seconds, 'req/s': idle.rps, 'p50 ms': idle.p50Ms, 'p99 ms': idle.p99Ms, 'max ms': idle.maxMs, non2xx: idle.non2xx, errors: idle.errors + idle.timeouts },
+      ...(idleAfter ? [{ run: 'idle, after the loop (cross-check)', seconds: idleAfter.seconds, 'req/s': idleAfter.rps, 'p50 ms': idleAfter.p50Ms, 'p99 ms': idleAfter.p99Ms, 'max ms': idleAfter.maxMs, non2xx: idleAfter.non2xx, errors: idleAfter.errors + idleAfter.timeouts }] : []),
       { run: 'job loop running', seconds: during.seconds, 'req/s': during.rps, 'p50 ms': during.p50Ms, 'p99 ms': during.p99Ms, 'max ms': during.maxMs, non2xx: during.non2xx, errors: during.errors + during.timeouts },
     ]);
     printTable('Targets', [
@@ -162,7 +164,7 @@ await runBench(
       claimInstants: claimTimes.length,
       tasksPerClaim: round(perClaim, 2),
       claimGapMs: { p50: percentile(gaps, 50), p95: percentile(gaps, 95) },
-      get: { idle, during, p99Ratio },
+      get: { idle, idleAfter, during, p99Ratio, p99RatioVsIdleAfter: idleAfter ? ratio(during.p99Ms, idleAfter.p99Ms, 2) : null },
       rssAfterMb: rssAfter,
       serverLog: warnings,
       targets: {

@@ -39,6 +39,9 @@ export async function dist(relativePath) {
 // ---------------------------------------------------------------------------------------------
 
 const cleanups = [];
+let loadAtStart = null;
+/** Every server started, so a failure can show how each one ended and its last log lines. */
+const servers = [];
 let cleaningUp = null;
 
 /** Registers an (async, idempotent) cleanup; they run in reverse order at the end, whatever happens. */
@@ -66,6 +69,8 @@ async function runCleanups() {
  */
 export async function runBench(name, main, { timeLimitMs = 175_000 } = {}) {
   const started = performance.now();
+  loadAtStart = os.loadavg().map((l) => round(l, 2));
+  console.log(`${name}: ${os.cpus().length} CPUs, load average ${loadAtStart.join(' ')} at start (other work on this machine skews absolute figures; compare ratios)`);
   const abort = (why, code) => {
     console.error(`\n${name}: ${why}; stopping the server and cleaning up`);
     runCleanups().finally(() => process.exit(code));
@@ -79,6 +84,10 @@ export async function runBench(name, main, { timeLimitMs = 175_000 } = {}) {
     console.log(`\n${name}: done in ${round((performance.now() - started) / 1000, 1)} s`);
   } catch (error) {
     console.error(`\n${name} failed:`, error?.stack ?? error);
+    for (const server of servers) {
+      const ended = server.running ? 'still running' : `exited (${JSON.stringify(await server.exited)})`;
+      console.error(`\nserver pid ${server.pid}: ${ended}; last output:\n${server.logTail().slice(-4000) || '(none)'}`);
+    }
     code = 1;
   } finally {
     clearTimeout(watchdog);
@@ -210,6 +219,7 @@ export async function startServer({ dataDir, apiKey, env = {}, readyTimeoutMs = 
     },
   };
   onCleanup(() => server.stop());
+  servers.push(server);
 
   try {
     await pollUntil(
@@ -236,6 +246,21 @@ export function rssMb(pid) {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
     return match ? round(Number(match[1]) / 1024, 1) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in seconds, from
+ * /proc/<pid>/stat (clock ticks of 1/100 s on Linux), or null.
+ */
+export function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return null;
   }
@@ -417,7 +442,9 @@ export function printTable(title, rows, columns = Object.keys(rows[0] ?? {})) {
 }
 
 export function printResult(name, figures) {
-  console.log(`RESULT ${JSON.stringify({ bench: name, at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, ...figures })}`);
+  const loadAverage = { atStart: loadAtStart, atEnd: os.loadavg().map((l) => round(l, 2)) };
+  console.log(`\nload average at start ${loadAverage.atStart?.join(' ')}, at end ${loadAverage.atEnd.join(' ')}`);
+  console.log(`RESULT ${JSON.stringify({ bench: name, at: new Date().toISOString(), node: process.version, cpus: os.cpus().length, loadAverage, ...figures })}`);
 }
 
 /** "pass" / "MISS" against a target, for the tables. */

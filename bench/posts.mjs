@@ -7,7 +7,7 @@
 // Targets: GET one post >= 0.7x /health req/s, POST >= 0.4x, no error responses, RSS < 200 MB.
 
 import {
-  apiClient, cannon, initDataDir, makeApiKey, peakRssMb, printResult, printTable, ratio, round, rssMb, runBench,
+  apiClient, cannon, cpuSeconds, initDataDir, makeApiKey, peakRssMb, printResult, printTable, ratio, round, rssMb, runBench,
   seedPosts, startServer, tempDir, textGenerator, verdict,
 } from './lib.mjs';
 import { performance } from 'node:perf_hooks';
@@ -87,13 +87,19 @@ await runBench('bench/posts', async () => {
   ];
 
   // Warm-up (JIT, SQLite page cache), not reported.
+  await cannon({ server, apiKey, title: 'warm-up', path: '/health', connections: CONNECTIONS, duration: 1 });
   await cannon({ server, apiKey, title: 'warm-up', path: `/api/v1/posts/${ids[1]}`, connections: 10, duration: 2 });
 
   const results = [];
   for (const route of routes) {
+    const cpuBefore = cpuSeconds(server.pid);
     const result = await cannon({ server, apiKey, title: route.title, path: route.path, requests: route.requests, connections: CONNECTIONS, duration: DURATION });
+    const cpu = cpuSeconds(server.pid) - cpuBefore;
+    // Server CPU per request is less sensitive to this noisy machine than req/s.
+    result.serverCpuPct = round((100 * cpu) / result.seconds, 0);
+    result.serverCpuUsPerReq = result.requests ? round((cpu * 1e6) / result.requests, 0) : null;
     results.push(result);
-    console.log(`${route.title.padEnd(36)} ${String(result.rps).padStart(7)} req/s  p99 ${result.p99Ms} ms  non2xx ${result.non2xx}  errors ${result.errors}`);
+    console.log(`${route.title.padEnd(36)} ${String(result.rps).padStart(7)} req/s  p99 ${result.p99Ms} ms  non2xx ${result.non2xx}  errors ${result.errors}  server CPU ${result.serverCpuPct}% (${result.serverCpuUsPerReq} us/req)`);
   }
   const rssAfter = rssMb(server.pid);
   const rssPeak = peakRssMb(server.pid);
@@ -121,6 +127,8 @@ await runBench('bench/posts', async () => {
       'p99 ms': r.p99Ms,
       'max ms': r.maxMs,
       requests: r.requests,
+      'srv CPU %': r.serverCpuPct,
+      'srv us/req': r.serverCpuUsPerReq,
       non2xx: r.non2xx,
       errors: r.errors + r.timeouts,
     })),
