@@ -241,7 +241,9 @@ t.test('any query text is a plain query, never FTS5 syntax', async (t) => {
   t.equal((await search(ctx, '"quotes"')).data.results.length, 1);
   t.equal((await search(ctx, 'NEAR(coffee')).data.results.length, 1);
   t.equal((await search(ctx, 'coffee', '&fileIds=,,')).data.results.length, 1, 'an empty fileIds list is no filter');
-  t.equal(toFtsQuery('coffee AND "tea" -milk*'), '"coffee" OR "and" OR "tea" OR "milk"');
+  t.equal(toFtsQuery('coffee AND "tea" -milk*'), '"coffee" OR "tea" OR "milk"');
+  t.equal(toFtsQuery('How to brew Coffee for the beginners'), '"brew" OR "coffee" OR "beginners"', 'stopwords dropped');
+  t.equal(toFtsQuery('to be or not to be'), '"to" OR "be" OR "or" OR "not"', 'kept when nothing else is left');
   t.equal(toFtsQuery('*** ()'), null);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/knowledge/search' })).statusCode, 400, 'q is required');
 });

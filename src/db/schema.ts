@@ -55,7 +55,8 @@ export const posts = sqliteTable(
   (t) => [
     uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
     uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
-    index('posts_site_created_idx').on(t.siteId, t.createdAt),
+    // Lists read this index alone: it orders by (createdAt, id) and holds the status filters.
+    index('posts_site_list_idx').on(t.siteId, t.createdAt, t.id, t.isDraft, t.visibility),
   ],
 );
 

@@ -88,7 +88,11 @@ export class JobLoop {
 
   private launch(task: TaskRow): void {
     const controller = new AbortController();
-    const done = this.execute(task, controller.signal).finally(() => this.running.delete(task.id));
+    const done = this.execute(task, controller.signal).finally(() => {
+      this.running.delete(task.id);
+      // A freed slot takes the next due task now, not at the next poll.
+      if (!this.stopping) void this.tick();
+    });
     this.running.set(task.id, { controller, done });
   }
 

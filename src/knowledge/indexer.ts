@@ -11,7 +11,7 @@ export type ChunkSource = (filePath: string, extension: KnowledgeExtension, file
 
 // Chunks are written in small transactions with a pause between them, so indexing a large
 // file never holds the event loop (and with it every other request) for long.
-const WRITE_BATCH = 100;
+const WRITE_BATCH = 25;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Logger {

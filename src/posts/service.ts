@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, like, or, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { posts, type PostRow } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
@@ -74,13 +74,19 @@ export function cleanTags(tags: readonly string[] | undefined): string[] {
 
 const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
 
-/** A slug free on the site: slugs sharing the base are read once and the first gap is taken. */
+/**
+ * A slug free on the site: the slugs that could collide (those starting with the base, short
+ * enough to leave room for a suffix) are read once and the first gap is taken. A range on the
+ * (site, slug) index, not LIKE, which SQLite cannot serve from an index here.
+ */
 function freeSlug(db: Db, siteId: string, title: string, exceptPostId?: string): string {
   const base = slugify(title);
+  const prefix = base.slice(0, 70);
   const rows = db
     .select({ slug: posts.slug, id: posts.id })
     .from(posts)
-    .where(and(eq(posts.siteId, siteId), or(eq(posts.slug, base), like(posts.slug, `${base.slice(0, 70)}%`))))
+    // '~' sorts after every slug character ([a-z0-9-]), so this is "starts with prefix".
+    .where(and(eq(posts.siteId, siteId), gte(posts.slug, prefix), lt(posts.slug, `${prefix}~`)))
     .all();
   return uniqueSlug(base, new Set(rows.filter((r) => r.id !== exceptPostId).map((r) => r.slug)));
 }
@@ -120,12 +126,20 @@ export function createPost(db: Db, siteId: string, input: PostInput, origin: Pos
   return db.transaction((tx) => insertPost(tx as unknown as Db, siteId, input, origin, now));
 }
 
-export function getPost(db: Db, siteId: string, postId: string): PostRow {
-  const row = db
+const selectPost = (db: Db) =>
+  db
     .select()
     .from(posts)
-    .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
-    .get();
+    .where(and(eq(posts.id, sql.placeholder('postId')), eq(posts.siteId, sql.placeholder('siteId'))))
+    .prepare();
+
+// Reading one post is the hottest query: prepare it once per connection, not per request.
+const preparedSelectPost = new WeakMap<Db, ReturnType<typeof selectPost>>();
+
+export function getPost(db: Db, siteId: string, postId: string): PostRow {
+  let query = preparedSelectPost.get(db);
+  if (!query) preparedSelectPost.set(db, (query = selectPost(db)));
+  const row = query.get({ postId, siteId });
   if (!row) throw notFound('post');
   return row;
 }

@@ -12,17 +12,19 @@ import { findActiveKey, hashKey, revokeKey, type AuthenticatedKey } from './keys
 export class KeyAuthenticator {
   private readonly cache = new Map<string, AuthenticatedKey | null>();
   private dataVersion: number;
+  private readonly dataVersionQuery: Database.Statement;
 
   constructor(
     private readonly db: Db,
-    private readonly sqlite: Database.Database,
+    sqlite: Database.Database,
     private readonly maxEntries = 1000,
   ) {
+    this.dataVersionQuery = sqlite.prepare('PRAGMA data_version').pluck();
     this.dataVersion = this.readDataVersion();
   }
 
   private readDataVersion(): number {
-    return this.sqlite.pragma('data_version', { simple: true }) as number;
+    return this.dataVersionQuery.get() as number;
   }
 
   authenticate(key: string): AuthenticatedKey | undefined {
