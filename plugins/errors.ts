@@ -89,8 +89,9 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, body: Er
  */
 export default fp(
   async function errorsPlugin(app: FastifyInstance) {
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('X-Request-Id', request.id);
+      done();
     });
 
     app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -109,6 +109,18 @@ t.test('slugs are unique per site', async (t) => {
   t.equal(res.json().data.post.slug, 'same-title', 'another site has its own slug space');
   const symbols = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: '日本語 !!!' } });
   t.equal(symbols.json().data.post.slug, 'post');
+  const more = [];
+  for (let i = 0; i < 12; i++) more.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: '中文' } })).json().data.post.slug);
+  t.same(more, Array.from({ length: 12 }, (_, i) => `post-${i + 2}`), 'numbers past 9 sort as numbers');
+  await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Post-Mortem' } });
+  t.equal((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: '한국어' } })).json().data.post.slug, 'post-14', 'post-mortem is no number');
+
+  const long = 'A very long title '.repeat(6);
+  const longSlugs: string[] = [];
+  for (let i = 0; i < 3; i++) longSlugs.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: long } })).json().data.post.slug);
+  t.equal(new Set(longSlugs).size, 3, 'long slugs stay unique');
+  t.ok(longSlugs.every((slug) => slug.length <= 80), 'and within 80 characters');
+  t.match(longSlugs[1], /-2$/);
 });
 
 t.test('PUT toggles the draft state, twice', async (t) => {

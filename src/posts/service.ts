@@ -4,7 +4,7 @@ import type { Db } from '../db/client.js';
 import { posts, type PostRow } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
 import { paginate, type Page } from '../pagination.js';
-import { slugify, uniqueSlug } from './slug.js';
+import { MAX_SLUG_LENGTH, slugify, uniqueSlug } from './slug.js';
 
 export const MAX_TAGS = 20;
 export const MAX_TITLE_LENGTH = 300;
@@ -74,13 +74,32 @@ export function cleanTags(tags: readonly string[] | undefined): string[] {
 
 const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
 
+/** The highest N among the site's slugs `<base>-N`, read from the (site, slug) index; 1 when none. */
+function highestSuffix(db: Db, siteId: string, base: string): number {
+  const start = base.length + 2;
+  // '-' and '.' are adjacent characters, so the range is exactly "starts with <base>-".
+  const row = db.get<{ n: number | null }>(sql`
+    select max(cast(substr(${posts.slug}, ${start}) as integer)) as n from ${posts}
+     where ${posts.siteId} = ${siteId} and ${posts.slug} > ${`${base}-`} and ${posts.slug} < ${`${base}.`}
+       and substr(${posts.slug}, ${start}) not glob '*[^0-9]*'`);
+  return row.n ?? 1;
+}
+
 /**
- * A slug free on the site: the slugs that could collide (those starting with the base, short
- * enough to leave room for a suffix) are read once and the first gap is taken. A range on the
- * (site, slug) index, not LIKE, which SQLite cannot serve from an index here.
+ * A slug free on the site: the base, else `<base>-N` past the highest N taken, found without
+ * reading the colliding rows (a Chinese blog's titles all slug to "post"). Near the 80-character
+ * limit, where suffixes cut into the base, the first gap is searched among the candidates.
  */
 function freeSlug(db: Db, siteId: string, title: string, exceptPostId?: string): string {
   const base = slugify(title);
+  const holder = db
+    .select({ id: posts.id })
+    .from(posts)
+    .where(and(eq(posts.siteId, siteId), eq(posts.slug, base)))
+    .get();
+  if (!holder || holder.id === exceptPostId) return base;
+  const next = `${base}-${highestSuffix(db, siteId, base) + 1}`;
+  if (next.length <= MAX_SLUG_LENGTH) return next;
   const prefix = base.slice(0, 70);
   const rows = db
     .select({ slug: posts.slug, id: posts.id })

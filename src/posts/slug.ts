@@ -1,4 +1,4 @@
-const MAX_SLUG_LENGTH = 80;
+export const MAX_SLUG_LENGTH = 80;
 
 /**
  * URL slug from a title: ASCII `[a-z0-9-]` only, accents folded (`Café` -> `cafe`), every other
