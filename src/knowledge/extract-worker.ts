@@ -1,7 +1,7 @@
 /**
- * Worker thread entry: extracts one file, chunks its text and posts the chunks back. Started by extract-runner.ts, never imported (except for its types).
+ * Extractor process entry: receives one job, extracts the file, chunks its text and sends the
+ * chunks back. Forked by extract-runner.ts, never imported (except for its types).
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import type { KnowledgeExtension } from './detect.js';
 import { chunkText } from './chunk.js';
 import { ExtractionError, extractText } from './extract.js';
@@ -26,4 +26,8 @@ async function run({ filePath, ext, fileName }: ExtractionJob): Promise<Extracti
   }
 }
 
-parentPort!.postMessage(await run(workerData as ExtractionJob));
+process.once('message', async (job: ExtractionJob) => {
+  const outcome = await run(job);
+  // Disconnecting once the outcome is sent lets the process end on its own.
+  process.send!(outcome, () => process.disconnect());
+});

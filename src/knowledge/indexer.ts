@@ -6,7 +6,7 @@ import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
 import type { FileStorage } from './storage.js';
 
-/** Text of a stored file cut into index chunks; by default extracted and chunked in a worker thread. */
+/** Text of a stored file cut into index chunks; by default extracted and chunked in a child process. */
 export type ChunkSource = (filePath: string, extension: KnowledgeExtension, fileName: string, options: { signal: AbortSignal }) => Promise<string[]>;
 
 // Chunks are written in small transactions with a pause between them, so indexing a large
