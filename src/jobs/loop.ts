@@ -24,6 +24,8 @@ export interface JobLoopOptions {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
+const REFILL_DELAY_MS = 5;
+
 /** Errors that retrying cannot fix (an unknown model, say) carry `permanent: true`. */
 const isPermanent = (error: unknown) => (error as { permanent?: unknown })?.permanent === true;
 
@@ -35,6 +37,7 @@ export class JobLoop {
   readonly owner = `worker-${randomUUID()}`;
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private timer: NodeJS.Timeout | null = null;
+  private refillTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private stopping = false;
   private readonly clock: Clock;
@@ -86,12 +89,24 @@ export class JobLoop {
     for (const task of this.store.claim(this.owner, concurrency - this.running.size, now, leaseMs)) this.launch(task);
   }
 
+  /**
+   * A freed slot takes the next due task within a few milliseconds rather than at the next
+   * poll. Through a short timer, shared by the tasks finishing meanwhile: refilling at once
+   * would chain quick tasks back to back and starve requests of the event loop.
+   */
+  private refillSoon(): void {
+    if (this.stopping || this.refillTimer) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = null;
+      void this.tick();
+    }, REFILL_DELAY_MS);
+  }
+
   private launch(task: TaskRow): void {
     const controller = new AbortController();
     const done = this.execute(task, controller.signal).finally(() => {
       this.running.delete(task.id);
-      // A freed slot takes the next due task now, not at the next poll.
-      if (!this.stopping) void this.tick();
+      this.refillSoon();
     });
     this.running.set(task.id, { controller, done });
   }
@@ -133,6 +148,7 @@ export class JobLoop {
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.refillTimer) clearTimeout(this.refillTimer);
     await this.ticking;
     const all = [...this.running.values()].map((r) => r.done);
     let timeout: NodeJS.Timeout | undefined;
