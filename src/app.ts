@@ -54,7 +54,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Let over-long ids reach the routes, whose validation answers them with the envelope.
-    maxParamLength: 500,
+    routerOptions: { maxParamLength: 500 },
     // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
   });
