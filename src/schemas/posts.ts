@@ -5,25 +5,22 @@ const Tags = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 100, descrip
 const Title = Type.String({ minLength: 1, maxLength: 300 });
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]));
 
-export const CreatePostBody = Type.Object({
-  title: Title,
+// Fields a client may set on a post; create requires the title, PATCH any one of them.
+const editableFields = {
   description: OptionalText(2000),
   content: OptionalText(1_000_000),
   category: OptionalText(100),
   tags: Type.Optional(Tags),
   authorId: OptionalText(100),
   isDraft: Type.Optional(Type.Boolean()),
-});
+};
+
+export const CreatePostBody = Type.Object({ title: Title, ...editableFields });
 
 export const PatchPostBody = Type.Object(
   {
     title: Type.Optional(Title),
-    description: OptionalText(2000),
-    content: OptionalText(1_000_000),
-    category: OptionalText(100),
-    tags: Type.Optional(Tags),
-    authorId: OptionalText(100),
-    isDraft: Type.Optional(Type.Boolean()),
+    ...editableFields,
     visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('unlisted')])),
   },
   { minProperties: 1 },
