@@ -55,8 +55,10 @@ export const posts = sqliteTable(
   (t) => [
     uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
     uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
-    // Lists read this index alone: it orders by (createdAt, id) and holds the status filters.
-    index('posts_site_list_idx').on(t.siteId, t.createdAt, t.id, t.isDraft, t.visibility),
+    // Lists walk this index newest first; its hidden rowid breaks ties in insertion order.
+    index('posts_site_created_idx').on(t.siteId, t.createdAt),
+    // Counting a list's posts reads this index alone.
+    index('posts_site_state_idx').on(t.siteId, t.isDraft, t.visibility),
   ],
 );
 

@@ -249,6 +249,6 @@ export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRo
     query.page,
     query.limit,
     () => db.select({ n: count() }).from(posts).where(where).get()!.n,
-    (offset, limit) => db.select().from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(limit).offset(offset).all(),
+    (offset, limit) => db.select().from(posts).where(where).orderBy(desc(posts.createdAt), desc(sql`rowid`)).limit(limit).offset(offset).all(),
   );
 }

@@ -1,2 +1,0 @@
-DROP INDEX `posts_site_created_idx`;--> statement-breakpoint
-CREATE INDEX `posts_site_list_idx` ON `posts` (`site_id`,`created_at`,`id`,`is_draft`,`visibility`);
