@@ -1,6 +1,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { getEventListeners } from 'node:events';
 import t, { type Test } from 'tap';
 import { extensionOf } from '../src/knowledge/detect.js';
 import { ExtractionError, extractText, sanitizeText } from '../src/knowledge/extract.js';
@@ -159,11 +160,18 @@ t.test('extractChunksInWorker', async (t) => {
   t.ok(pdfChunks.join('\n').includes('District of Columbia'), 'PDF through the worker');
   t.ok(pdfChunks.every((chunk) => chunk.startsWith('[form.pdf]\n')), 'chunks led by the file name');
 
-  const inWorker = (file: string, options?: { timeoutMs?: number }) => extractChunksInWorker(fixture(file), extensionOf(file)!, path.basename(file), options);
+  const inWorker = (file: string, options?: { timeoutMs?: number; signal?: AbortSignal }) => extractChunksInWorker(fixture(file), extensionOf(file)!, path.basename(file), options);
   await rejectsWithExtractionError(t, inWorker('pdf/i43_err_encrypted.pdf'), 'The PDF is password-protected and cannot be read', 'failure message crosses the thread');
   await rejectsWithExtractionError(t, inWorker('word/badfile-01-bad-header.doc'), /^The Word file is corrupt/);
 
   await rejectsWithExtractionError(t, inWorker('pdf/i216_nuclear.pdf', { timeoutMs: 1 }), 'Extraction took longer than 0.001 s', 'timeout');
+  const shutdown = new AbortController();
+  const cancelled = extractChunksInWorker(fixture('pdf/i216_nuclear.pdf'), 'pdf', 'i216.pdf', { signal: shutdown.signal });
+  shutdown.abort();
+  await rejectsWithExtractionError(t, cancelled, 'Extraction cancelled', 'an abort signal cancels it');
+  const reused = new AbortController();
+  for (let i = 0; i < 12; i++) await inWorker('text/release-notes-2026.txt', { signal: reused.signal });
+  t.equal(getEventListeners(reused.signal, 'abort').length, 0, 'finished extractions leave no listener on a long-lived signal');
   // Concurrent extractions each get their own worker.
   const results = await Promise.all(['text/release-notes-2026.txt', 'word/test03.docx', 'pdf/i242_testingWithTable.pdf'].map((name) => inWorker(name)));
   const texts = results.map((chunks) => chunks.join('\n'));

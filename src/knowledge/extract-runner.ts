@@ -45,14 +45,17 @@ export async function extractChunksInWorker(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal outlives this extraction (it is the indexer's shutdown): leave it clean.
+      signal?.removeEventListener('abort', cancel);
       child.kill('SIGKILL');
       finish();
     };
     const fail = (message: string, cause?: unknown) => settle(() => reject(new ExtractionError(message, { cause })));
+    const cancel = () => fail('Extraction cancelled');
 
     const timer = setTimeout(() => fail(`Extraction took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    if (signal?.aborted) return fail('Extraction cancelled');
-    signal?.addEventListener('abort', () => fail('Extraction cancelled'), { once: true });
+    if (signal?.aborted) return cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
     child.once('message', (outcome: ExtractionOutcome) => (outcome.ok ? settle(() => resolve(outcome.chunks)) : fail(outcome.message)));
     child.once('error', (err) => fail('The file could not be read: the extractor could not run', err));
     // Only reached when the extractor ends without sending an outcome.
