@@ -55,10 +55,9 @@ export const posts = sqliteTable(
   (t) => [
     uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
     uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
-    // Lists walk this index newest first; its hidden rowid breaks ties in insertion order.
-    index('posts_site_created_idx').on(t.siteId, t.createdAt),
-    // Counting a list's posts reads this index alone.
-    index('posts_site_state_idx').on(t.siteId, t.isDraft, t.visibility),
+    // Lists count and page through this index alone (it holds the status filters), newest
+    // first, with its hidden rowid breaking ties in insertion order.
+    index('posts_site_list_idx').on(t.siteId, t.createdAt, t.isDraft, t.visibility),
   ],
 );
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, gte, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { posts, type PostRow } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
@@ -249,6 +249,26 @@ export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRo
     query.page,
     query.limit,
     () => db.select({ n: count() }).from(posts).where(where).get()!.n,
-    (offset, limit) => db.select().from(posts).where(where).orderBy(desc(posts.createdAt), desc(sql`rowid`)).limit(limit).offset(offset).all(),
+    (offset, limit) => {
+      // The page's rows are found in the index first and read whole only then, so a deep
+      // offset skips index entries rather than whole posts.
+      const page = db
+        .select({ rowid: sql<number>`rowid` })
+        .from(posts)
+        .where(where)
+        .orderBy(desc(posts.createdAt), desc(sql`rowid`))
+        .limit(limit)
+        .offset(offset)
+        .all()
+        .map((row) => row.rowid);
+      if (page.length === 0) return [];
+      const rows = db
+        .select({ rowid: sql<number>`rowid`, post: posts })
+        .from(posts)
+        .where(inArray(sql`rowid`, page))
+        .all();
+      const byRowid = new Map(rows.map((row) => [row.rowid, row.post]));
+      return page.map((rowid) => byRowid.get(rowid)!);
+    },
   );
 }

@@ -1,1 +1,0 @@
-CREATE INDEX `posts_site_state_idx` ON `posts` (`site_id`,`is_draft`,`visibility`);
