@@ -61,6 +61,7 @@ export function searchKnowledge(sqlite: Database.Database, siteId: string, query
     fileId: row.fileId,
     fileName: row.fileName,
     text: row.text.replace(FILE_HEADER, ''),
-    score: Math.round(-row.rank * 1000) / 1000,
+    // Four significant digits: BM25 scores of a tiny corpus are small, not zero.
+    score: Number((-row.rank).toPrecision(4)),
   }));
 }
