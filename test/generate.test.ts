@@ -154,3 +154,21 @@ t.test('a client that disconnects cancels its generation', async (t) => {
   t.pass('the call to the model was dropped with the client');
   t.equal((ctx.app.dbHandle.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0);
 });
+
+t.test('closing the app lets an in-flight request finish', async (t) => {
+  const slow = await startFakeOllama(t, { chat: hangingAnswer });
+  const ctx = await buildTestApp(t, { GENERATOR: 'ollama', OLLAMA_HOST: slow.url, GENERATION_TIMEOUT_MS: '500' }, { jobs: { autoStart: false } });
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = ctx.app.server.address() as AddressInfo;
+  const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/posts/generate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ topic: 'Finishing during shutdown' }),
+  });
+  await slow.chatsArrived(1);
+  await ctx.app.close();
+  const res = await inFlight;
+  t.equal(res.status, 504, 'the request got its answer, not a dropped connection');
+  t.equal(res.headers.get('connection'), 'close', 'and its connection is closed, so shutdown need not wait for it to idle out');
+  t.equal((await res.json()).error.code, 'GENERATION_TIMEOUT');
+});
