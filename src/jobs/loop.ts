@@ -82,23 +82,32 @@ export class JobLoop {
   private poll(): void {
     if (this.stopping) return;
     const now = this.clock.now();
-    const { leaseMs, concurrency } = this.options;
-    if (this.running.size) this.store.heartbeat(this.owner, [...this.running.keys()], now, leaseMs);
+    if (this.running.size) this.store.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
     const reclaimed = this.store.release(now, now, 'Lease expired: the worker running it stopped answering');
     if (reclaimed > 0) this.options.log.warn({ tasks: reclaimed }, 'reclaimed tasks with expired leases');
-    for (const task of this.store.claim(this.owner, concurrency - this.running.size, now, leaseMs)) this.launch(task);
+    this.fillSlots(now);
+  }
+
+  private fillSlots(now: number): void {
+    for (const task of this.store.claim(this.owner, this.options.concurrency - this.running.size, now, this.options.leaseMs)) this.launch(task);
   }
 
   /**
    * A freed slot takes the next due task within a few milliseconds rather than at the next
-   * poll. Through a short timer, shared by the tasks finishing meanwhile: refilling at once
-   * would chain quick tasks back to back and starve requests of the event loop.
+   * poll (which alone renews leases and reclaims expired ones). Through a short timer, shared
+   * by the tasks finishing meanwhile: refilling at once would chain quick tasks back to back
+   * and starve requests of the event loop.
    */
   private refillSoon(): void {
     if (this.stopping || this.refillTimer) return;
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
-      void this.tick();
+      if (this.stopping) return;
+      try {
+        this.fillSlots(this.clock.now());
+      } catch (error) {
+        this.options.log.error({ err: error }, 'job loop refill failed');
+      }
     }, REFILL_DELAY_MS);
   }
 

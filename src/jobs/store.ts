@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, type SQL } from 'drizzle-orm';
+import type Database from 'better-sqlite3';
+import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
 import type { Db, DbHandle } from '../db/client.js';
 import { tasks, type PostRow, type TaskRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
@@ -78,40 +79,6 @@ export function cancelTask(db: Db, siteId: string, taskId: string, now = new Dat
   });
 }
 
-const TASK_COLUMNS = `id, site_id as siteId, batch_id as batchId, position, status, topic, params, scheduled_for as scheduledFor,
-  run_after as runAfter, attempts, max_attempts as maxAttempts, lease_owner as leaseOwner, lease_until as leaseUntil,
-  started_at as startedAt, finished_at as finishedAt, last_error as lastError, post_id as postId,
-  missing_file_ids as missingFileIds, created_at as createdAt, updated_at as updatedAt`;
-
-type RawTask = Omit<TaskRow, 'params' | 'missingFileIds' | 'scheduledFor' | 'runAfter' | 'leaseUntil' | 'startedAt' | 'finishedAt' | 'createdAt' | 'updatedAt'> & {
-  params: string;
-  missingFileIds: string | null;
-  scheduledFor: number;
-  runAfter: number;
-  leaseUntil: number | null;
-  startedAt: number | null;
-  finishedAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-};
-
-const toDate = (ms: number | null) => (ms === null ? null : new Date(ms));
-
-function fromRaw(raw: RawTask): TaskRow {
-  return {
-    ...raw,
-    params: JSON.parse(raw.params),
-    missingFileIds: raw.missingFileIds === null ? null : JSON.parse(raw.missingFileIds),
-    scheduledFor: new Date(raw.scheduledFor),
-    runAfter: new Date(raw.runAfter),
-    leaseUntil: toDate(raw.leaseUntil),
-    startedAt: toDate(raw.startedAt),
-    finishedAt: toDate(raw.finishedAt),
-    createdAt: new Date(raw.createdAt),
-    updatedAt: new Date(raw.updatedAt),
-  };
-}
-
 export interface SuccessRecord {
   insertPost: (tx: Db) => PostRow;
   missingFileIds: string[];
@@ -122,28 +89,61 @@ export interface SuccessRecord {
  * transaction, and every change to a running task checks that this worker still holds it.
  */
 export class TaskStore {
-  constructor(private readonly handle: DbHandle) {}
+  // Prepared once: the loop runs these on every poll.
+  private readonly claimDue: Database.Statement<[string, number, number, number, number, number], string>;
+  private readonly extendLease: Database.Statement<[number, string, string]>;
+  private readonly failExpiredExhausted: Database.Statement;
+  private readonly returnExpiredToPending: Database.Statement;
+  private readonly giveBackTask: Database.Statement<[number, number, string, string]>;
+  private readonly recordFailure: Database.Statement;
 
-  /** Claims up to `limit` due tasks atomically, counting the attempt and taking a lease. */
-  claim(owner: string, limit: number, now: number, leaseMs: number): TaskRow[] {
-    if (limit <= 0) return [];
-    const rows = this.handle.sqlite
-      .prepare(
+  constructor(private readonly handle: DbHandle) {
+    const sqlite = handle.sqlite;
+    this.claimDue = sqlite
+      .prepare<[string, number, number, number, number, number], string>(
         `update tasks set status = 'running', attempts = attempts + 1, lease_owner = ?, lease_until = ?,
                 started_at = ?, updated_at = ?
           where id in (select id from tasks where status = 'pending' and run_after <= ?
                         order by run_after, created_at, position limit ?)
-         returning ${TASK_COLUMNS}`,
+         returning id`,
       )
-      .all(owner, now + leaseMs, now, now, now, limit) as RawTask[];
-    return rows.map(fromRaw).sort((a, b) => a.runAfter.getTime() - b.runAfter.getTime() || a.position - b.position);
+      .pluck();
+    this.extendLease = sqlite.prepare(`update tasks set lease_until = ? where id = ? and lease_owner = ? and status = 'running'`);
+    this.failExpiredExhausted = sqlite.prepare(
+      `update tasks set status = 'failed', finished_at = ?, updated_at = ?, lease_owner = null, lease_until = null,
+              last_error = ? where status = 'running' and lease_until < ? and attempts >= max_attempts`,
+    );
+    this.returnExpiredToPending = sqlite.prepare(
+      `update tasks set status = 'pending', run_after = ?, updated_at = ?, lease_owner = null, lease_until = null,
+              last_error = ? where status = 'running' and lease_until < ?`,
+    );
+    this.giveBackTask = sqlite.prepare(
+      `update tasks set status = 'pending', attempts = max(attempts - 1, 0), run_after = ?, updated_at = ?,
+              lease_owner = null, lease_until = null where id = ? and lease_owner = ? and status = 'running'`,
+    );
+    this.recordFailure = sqlite.prepare(
+      `update tasks set status = ?, run_after = ?, finished_at = ?, last_error = ?, updated_at = ?,
+              lease_owner = null, lease_until = null where id = ? and lease_owner = ? and status = 'running'`,
+    );
+  }
+
+  /** Claims up to `limit` due tasks atomically, counting the attempt and taking a lease. */
+  claim(owner: string, limit: number, now: number, leaseMs: number): TaskRow[] {
+    if (limit <= 0) return [];
+    const ids = this.claimDue.all(owner, now + leaseMs, now, now, now, limit);
+    if (ids.length === 0) return [];
+    return this.handle.db
+      .select()
+      .from(tasks)
+      .where(inArray(tasks.id, ids))
+      .orderBy(tasks.runAfter, tasks.createdAt, tasks.position)
+      .all();
   }
 
   /** Extends the lease of tasks this worker is running. */
   heartbeat(owner: string, taskIds: readonly string[], now: number, leaseMs: number): void {
-    const stmt = this.handle.sqlite.prepare(`update tasks set lease_until = ? where id = ? and lease_owner = ? and status = 'running'`);
     this.handle.sqlite.transaction(() => {
-      for (const id of taskIds) stmt.run(now + leaseMs, id, owner);
+      for (const id of taskIds) this.extendLease.run(now + leaseMs, id, owner);
     })();
   }
 
@@ -153,33 +153,18 @@ export class TaskStore {
    * that has used all its attempts fails instead.
    */
   release(now: number, expiredBefore: number | null, reason: string): number {
-    const leaseFilter = expiredBefore === null ? '' : 'and lease_until < ?';
-    const args = expiredBefore === null ? [] : [expiredBefore];
-    return this.handle.sqlite.transaction(() => {
-      const failed = this.handle.sqlite
-        .prepare(
-          `update tasks set status = 'failed', finished_at = ?, updated_at = ?, lease_owner = null, lease_until = null,
-                  last_error = ? where status = 'running' and attempts >= max_attempts ${leaseFilter}`,
-        )
-        .run(now, now, `${reason}; no attempts left`, ...args).changes;
-      const retried = this.handle.sqlite
-        .prepare(
-          `update tasks set status = 'pending', run_after = ?, updated_at = ?, lease_owner = null, lease_until = null,
-                  last_error = ? where status = 'running' ${leaseFilter}`,
-        )
-        .run(now, now, reason, ...args).changes;
-      return failed + retried;
-    })();
+    // Every running task holds a lease, so "all of them" is "leases ending before the end of time".
+    const cutoff = expiredBefore ?? Number.MAX_SAFE_INTEGER;
+    return this.handle.sqlite.transaction(
+      () =>
+        this.failExpiredExhausted.run(now, now, `${reason}; no attempts left`, cutoff).changes +
+        this.returnExpiredToPending.run(now, now, reason, cutoff).changes,
+    )();
   }
 
   /** Gives a running task back untouched (shutdown): the attempt it used is not held against it. */
   giveBack(owner: string, taskId: string, now: number): void {
-    this.handle.sqlite
-      .prepare(
-        `update tasks set status = 'pending', attempts = max(attempts - 1, 0), run_after = ?, updated_at = ?,
-                lease_owner = null, lease_until = null where id = ? and lease_owner = ? and status = 'running'`,
-      )
-      .run(now, now, taskId, owner);
+    this.giveBackTask.run(now, now, taskId, owner);
   }
 
   /**
@@ -215,12 +200,7 @@ export class TaskStore {
   /** Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of attempts. */
   fail(owner: string, task: TaskRow, message: string, permanent: boolean, retryAt: number, now: number): 'retry' | 'failed' | 'lease lost' {
     const final = permanent || task.attempts >= task.maxAttempts;
-    const { changes } = this.handle.sqlite
-      .prepare(
-        `update tasks set status = ?, run_after = ?, finished_at = ?, last_error = ?, updated_at = ?,
-                lease_owner = null, lease_until = null where id = ? and lease_owner = ? and status = 'running'`,
-      )
-      .run(final ? 'failed' : 'pending', final ? task.runAfter.getTime() : retryAt, final ? now : null, message, now, task.id, owner);
+    const { changes } = this.recordFailure.run(final ? 'failed' : 'pending', final ? task.runAfter.getTime() : retryAt, final ? now : null, message, now, task.id, owner);
     if (changes === 0) return 'lease lost';
     return final ? 'failed' : 'retry';
   }
