@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -49,7 +48,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
     bodyLimit: JSON_BODY_LIMIT,
-    genReqId: (req) => requestIdFor(req.headers['x-request-id']) ?? randomUUID(),
+    genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -65,11 +65,11 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
           if (part.type !== 'file') continue;
           if (part.fieldname !== 'file' || received) {
             part.file.resume();
-            throw validationError('Send exactly one file, in the part named "file"', [{ path: '/file', message: 'exactly one file part named "file"' }]);
+            throw validationError('Send exactly one file, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
           }
           received = await receiveUpload(app.storage, { filename: part.filename, stream: part.file });
         }
-        if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/file', message: 'is required' }]);
+        if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
       } catch (error) {
         if (received) await app.storage.discard(received.tmpPath);
         throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
