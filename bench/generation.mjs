@@ -80,7 +80,7 @@ await runBench('bench/generation', async () => {
 
   // ---- in process: retrieval and composition alone ---------------------------------------------
   const { searchKnowledge } = await dist('src/knowledge/search.js');
-  const { BuiltinGenerator } = await dist('src/generation/builtin.js');
+  const { BuiltinGenerator } = await dist('src/generation/builtin/index.js');
   const { GENERATION_DEFAULTS, GROUNDING_PASSAGES } = await dist('src/generation/grounded.js');
   const builtin = new BuiltinGenerator();
   const compose = (topic, passages) => builtin.generate({ topic, ...GENERATION_DEFAULTS, targetAudience: null, passages, model: null });

@@ -4,7 +4,7 @@
 // (a) Indexing throughput (MB/s) for PDF, DOCX and text: the core alone (the service's worker
 //     path, extractChunksInWorker, called from this process, with extractText and chunkText
 //     timed separately without a worker) and end to end over HTTP (upload -> `indexed`, polled).
-//     Files: ../shared/fixtures text/release-notes-2026.txt (760 B: the fixed cost of a file),
+//     Files: test/fixtures text/release-notes-2026.txt (760 B: the fixed cost of a file),
 //     pdf/i216_nuclear.pdf and word/bigfile-01.docx, a generated 5 MB .txt and a generated PDF
 //     just under 10 MiB (uncompressed text pages, hand-written writer).
 // (b) Search p50/p95 on a site with 10,000 chunks (seeded straight into knowledge_files,

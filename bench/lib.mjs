@@ -18,7 +18,7 @@ import autocannon from 'autocannon';
 
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_DIR = path.resolve(BENCH_DIR, '..');
-export const FIXTURES_DIR = path.resolve(BENCH_DIR, '../../shared/fixtures');
+export const FIXTURES_DIR = path.resolve(BENCH_DIR, '../test/fixtures');
 export const DIST_DIR = path.join(PROJECT_DIR, 'dist');
 const SERVER_ENTRY = path.join(DIST_DIR, 'src', 'server.js');
 

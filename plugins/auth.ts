@@ -2,12 +2,10 @@ import bearerAuth from '@fastify/bearer-auth';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
-import { KeyAuthenticator } from '../src/sites/key-cache.js';
 import type { SiteRef } from '../src/sites/keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    authenticator: KeyAuthenticator;
     /** onRequest hook for routes that need an API key: sets request.site or answers 401. */
     requireSite: onRequestHookHandler;
   }
@@ -20,8 +18,6 @@ const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid API key is
 
 export default fp(
   async function authPlugin(app: FastifyInstance) {
-    const authenticator = new KeyAuthenticator(app.db, app.dbHandle.sqlite);
-    app.decorate('authenticator', authenticator);
     app.decorateRequest('site', null as unknown as SiteRef);
 
     await app.register(bearerAuth, {
@@ -31,7 +27,7 @@ export default fp(
       specCompliance: 'rfc6749',
       verifyErrorLogLevel: 'debug',
       auth(key, request) {
-        const found = authenticator.authenticate(key);
+        const found = app.sites.authenticate(key);
         if (!found) return false;
         request.site = found.site;
         return true;
@@ -47,5 +43,5 @@ export default fp(
       });
     } as onRequestHookHandler);
   },
-  { name: 'auth', dependencies: ['db'] },
+  { name: 'auth', dependencies: ['sites'] },
 );

@@ -1,23 +1,37 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
-import type { Db, DbHandle } from '../src/db/client.js';
+import { openDatabase, type DbHandle } from '../src/db/client.js';
+import { bootstrapFirstSite } from '../src/sites/keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
-    db: Db;
-    dbHandle: DbHandle;
+    /** For plugins that build services; routes use the services, never this. */
+    database: DbHandle;
   }
 }
 
-/** Shares the open database and the configuration; closes the database last, on app close. */
+export interface DbPluginOptions {
+  config: Config;
+  /**
+   * Create the first site when the database has none (the server does; the admin CLI does
+   * not), and hand its generated key to this callback, the one chance to show it.
+   */
+  bootstrap?: { onKey(siteId: string, key: string): void };
+}
+
+/** Opens the database (applying migrations), shares it and the configuration, closes it last. */
 export default fp(
-  async function dbPlugin(app: FastifyInstance, opts: { config: Config; handle: DbHandle }) {
+  async function dbPlugin(app: FastifyInstance, opts: DbPluginOptions) {
+    const handle = openDatabase(opts.config.dataDir);
+    app.addHook('onClose', async () => handle.close());
     app.decorate('config', opts.config);
-    app.decorate('dbHandle', opts.handle);
-    app.decorate('db', opts.handle.db);
-    app.addHook('onClose', async () => opts.handle.close());
+    app.decorate('database', handle);
+    if (opts.bootstrap) {
+      const created = bootstrapFirstSite(handle.db, opts.config.siteName, opts.config.bootstrapApiKey);
+      if (created?.generatedKey) opts.bootstrap.onKey(created.site.id, created.generatedKey);
+    }
   },
   { name: 'db' },
 );

@@ -1,23 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { GeneratorService, type GeneratorStatus } from '../src/generation/service.js';
-import type { Generator } from '../src/generation/types.js';
-
-/** The generator the app writes posts with, and how it reports itself to /ready. */
-export interface AppGenerator extends Pick<Generator, 'generate'> {
-  status(): Promise<GeneratorStatus>;
-}
+import { GeneratorService, type AppGenerator } from '../src/generation/service.js';
+import { ReadinessService } from '../src/readiness.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     generator: AppGenerator;
+    readiness: ReadinessService;
   }
 }
 
-/** Chooses Ollama or the builtin composer as GENERATOR says; tests may pass their own. */
+/** Chooses Ollama or the builtin composer as GENERATOR says (tests may pass their own), and what /ready reports. */
 export default fp(
   async function generatorPlugin(app: FastifyInstance, opts: { generator?: AppGenerator }) {
-    app.decorate('generator', opts.generator ?? new GeneratorService(app.config, app.log));
+    const generator = opts.generator ?? new GeneratorService(app.config, app.log);
+    app.decorate('generator', generator);
+    app.decorate('readiness', new ReadinessService(app.database, generator));
   },
   { name: 'generator', dependencies: ['db'] },
 );

@@ -1,12 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { generationWork } from '../src/jobs/generate-task.js';
-import { JobLoop, type Clock } from '../src/jobs/loop.js';
-import { TaskStore } from '../src/jobs/store.js';
+import { PostWriter } from '../src/generation/writer.js';
+import { JobLoop, type Clock, type JobHandler } from '../src/jobs/loop.js';
+import { JobQueue } from '../src/jobs/queue.js';
+import { generatePostHandler } from '../src/tasks/generate-post.js';
+import { TaskService } from '../src/tasks/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     jobs: JobLoop;
+    tasks: TaskService;
+    /** Writes a grounded post now (the generate endpoint); batch tasks write theirs through the loop. */
+    writer: PostWriter;
   }
 }
 
@@ -16,13 +21,21 @@ export interface JobsPluginOptions {
   clock?: Clock;
   random?: () => number;
   backoffBaseMs?: number;
+  /** Kinds of job besides post generation (tests add their own). */
+  handlers?: JobHandler<never>[];
 }
 
-/** The batch job loop, started with the server and stopped gracefully before the database closes. */
+/**
+ * Generation: the job queue and its loop (started with the server, stopped gracefully before
+ * the database closes), batch tasks on top of it, and the writer of the generate endpoint.
+ */
 export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
     const { config } = app;
-    const loop = new JobLoop(new TaskStore(app.dbHandle), generationWork({ handle: app.dbHandle, generator: app.generator }), {
+    const queue = new JobQueue(app.database.db);
+    const deps = { knowledge: app.knowledge, generator: app.generator, posts: app.posts };
+    const handlers = [generatePostHandler(deps), ...(opts.handlers ?? [])];
+    const loop = new JobLoop(queue, handlers, {
       pollMs: config.jobPollMs,
       concurrency: config.jobConcurrency,
       leaseMs: config.jobLeaseMs,
@@ -33,9 +46,11 @@ export default fp(
       log: app.log,
     });
     app.decorate('jobs', loop);
+    app.decorate('tasks', new TaskService(queue, app.knowledge, config.jobMaxAttempts));
+    app.decorate('writer', new PostWriter(deps));
     // Not before listening: a process that fails to bind its port must not have claimed tasks.
     if (opts.autoStart ?? true) app.addHook('onListen', async () => loop.start());
     app.addHook('onClose', async () => loop.stop());
   },
-  { name: 'jobs', dependencies: ['db', 'generator'] },
+  { name: 'jobs', dependencies: ['db', 'posts', 'knowledge', 'generator'] },
 );

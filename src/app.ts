@@ -1,33 +1,51 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import type { Config } from './config.js';
-import { openDatabase, type DbHandle } from './db/client.js';
-import { bootstrapFirstSite } from './sites/keys.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
-import dbPlugin from '../plugins/db.js';
-import errorsPlugin, { describe, requestIdFor, sendError } from '../plugins/errors.js';
 import authPlugin from '../plugins/auth.js';
-import openapiPlugin from '../plugins/openapi.js';
-import healthRoutes from '../routes/health.js';
-import postRoutes from '../routes/api/v1/posts.js';
-import knowledgeRoutes from '../routes/api/v1/knowledge.js';
-import storagePlugin from '../plugins/storage.js';
-import generatorPlugin, { type AppGenerator } from '../plugins/generator.js';
+import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
+import errorsPlugin, { describe, requestIdFor, sendError } from '../plugins/errors.js';
+import generatorPlugin from '../plugins/generator.js';
 import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
+import knowledgePlugin, { type KnowledgePluginOptions } from '../plugins/knowledge.js';
+import openapiPlugin from '../plugins/openapi.js';
+import postsPlugin from '../plugins/posts.js';
+import sitesPlugin from '../plugins/sites.js';
+import healthRoutes from '../routes/health.js';
+import knowledgeRoutes from '../routes/api/v1/knowledge.js';
+import postRoutes from '../routes/api/v1/posts.js';
 import taskRoutes from '../routes/api/v1/tasks.js';
+import type { AppGenerator } from './generation/service.js';
 
-export interface BuildOptions {
+export interface AppOptions {
   config: Config;
-  logger?: FastifyServerOptions['logger'];
-  /** Called once with the key of a site created on first start, so it can be shown once. */
-  onBootstrapKey?: (siteId: string, key: string) => void;
+  /** Create the first site of an empty database, handing its generated key to `onKey`. */
+  bootstrap?: DbPluginOptions['bootstrap'];
   /** A generator to use instead of the one GENERATOR selects (tests). */
   generator?: AppGenerator;
   jobs?: JobsPluginOptions;
+  chunkSource?: KnowledgePluginOptions['chunkSource'];
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** Options of the Fastify instance the app is registered on (they cannot be set from a plugin). */
+export function serverOptions(config: Config, logger: FastifyServerOptions['logger'] = { level: config.logLevel }): FastifyServerOptions {
+  return {
+    logger,
+    bodyLimit: JSON_BODY_LIMIT,
+    genReqId: (req) => requestIdFor(req.headers['x-request-id']),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    // Let over-long ids reach the routes, whose validation answers them with the envelope.
+    routerOptions: { maxParamLength: 500 },
+    // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
+  };
+}
 
 // Bodies are validated strictly (wrong types are 400, never coerced); query strings and path
 // parameters arrive as text and are coerced. Unknown body fields are dropped, not rejected.
@@ -39,29 +57,13 @@ function buildValidators() {
   return { body, text };
 }
 
-export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
-  const { config } = options;
-  const handle: DbHandle = openDatabase(config.dataDir);
-  const bootstrapped = bootstrapFirstSite(handle.db, config.siteName, config.bootstrapApiKey);
-  if (bootstrapped?.generatedKey) options.onBootstrapKey?.(bootstrapped.site.id, bootstrapped.generatedKey);
-
-  const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
-    bodyLimit: JSON_BODY_LIMIT,
-    genReqId: (req) => requestIdFor(req.headers['x-request-id']),
-    requestIdHeader: false,
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
-    // Let over-long ids reach the routes, whose validation answers them with the envelope.
-    routerOptions: { maxParamLength: 500 },
-    // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
-    frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
-  });
-
+/**
+ * The whole service as one plugin: the server, the tests and the benchmarks build a Fastify
+ * instance with `serverOptions()` and register this on it.
+ */
+async function blogApp(app: FastifyInstance, opts: AppOptions) {
   const validators = buildValidators();
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? validators.body : validators.text).compile(schema),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.text).compile(schema));
 
   // JSON is the only body type besides the knowledge upload's multipart: plain text is 415.
   app.removeContentTypeParser('text/plain');
@@ -87,27 +89,24 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     done(null, payload);
   });
 
-  try {
-    await app.register(dbPlugin, { config, handle });
-    await app.register(errorsPlugin);
-    await app.register(openapiPlugin);
-    await app.register(authPlugin);
-    await app.register(storagePlugin);
-    await app.register(generatorPlugin, { generator: options.generator });
-    await app.register(jobsPlugin, options.jobs ?? {});
-    await app.register(healthRoutes);
-    await app.register(
-      async (api) => {
-        await api.register(postRoutes);
-        await api.register(knowledgeRoutes);
-        await api.register(taskRoutes);
-      },
-      { prefix: '/api/v1' },
-    );
-    await app.ready();
-  } catch (error) {
-    handle.close();
-    throw error;
-  }
-  return app;
+  await app.register(dbPlugin, { config: opts.config, bootstrap: opts.bootstrap });
+  await app.register(errorsPlugin);
+  await app.register(openapiPlugin);
+  await app.register(sitesPlugin);
+  await app.register(authPlugin);
+  await app.register(postsPlugin);
+  await app.register(knowledgePlugin, { chunkSource: opts.chunkSource });
+  await app.register(generatorPlugin, { generator: opts.generator });
+  await app.register(jobsPlugin, opts.jobs ?? {});
+  await app.register(healthRoutes);
+  await app.register(
+    async (api) => {
+      await api.register(postRoutes);
+      await api.register(knowledgeRoutes);
+      await api.register(taskRoutes);
+    },
+    { prefix: '/api/v1' },
+  );
 }
+
+export default fp(blogApp, { name: 'blog-app' });

@@ -1,7 +1,3 @@
-/** Page numbers beyond this are refused: the offset must stay far inside SQLite's integers. */
-export const MAX_PAGE = 1_000_000;
-export const MAX_LIMIT = 100;
-
 export interface Pagination {
   page: number;
   limit: number;

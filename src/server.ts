@@ -1,18 +1,22 @@
-import { buildApp } from './app.js';
+import Fastify from 'fastify';
+import app, { serverOptions } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, lockDataDir } from './db/lock.js';
 
 async function main() {
   const config = loadConfig();
   const unlock = lockDataDir(config.dataDir);
-  const app = await buildApp({
+  const server = Fastify(serverOptions(config));
+  await server.register(app, {
     config,
-    onBootstrapKey(siteId, key) {
-      // Printed once: only the hash is stored, so this is the one chance to copy it.
-      process.stdout.write(
-        `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
-          'Use it as "Authorization: Bearer <key>". Manage keys with: npm run admin -- key create --site <siteId>\n\n',
-      );
+    bootstrap: {
+      onKey(siteId, key) {
+        // Printed once: only the hash is stored, so this is the one chance to copy it.
+        process.stdout.write(
+          `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
+            'Use it as "Authorization: Bearer <key>". Manage keys with: npm run admin -- key create --site <siteId>\n\n',
+        );
+      },
     },
   });
 
@@ -20,20 +24,20 @@ async function main() {
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: no new requests, finishing in-flight work');
+    server.log.info({ signal }, 'shutting down: no new requests, finishing in-flight work');
     // Backstop: should closing hang (a stuck connection), leave anyway after the grace period.
     const timer = setTimeout(() => {
-      app.log.error('shutdown timed out; exiting');
+      server.log.error('shutdown timed out; exiting');
       process.exit(1);
     }, config.shutdownTimeoutMs + 5000);
     timer.unref();
-    app.close().then(
+    server.close().then(
       () => {
         unlock();
         process.exit(0);
       },
       (error) => {
-        app.log.error({ err: error }, 'error during shutdown');
+        server.log.error({ err: error }, 'error during shutdown');
         process.exit(1);
       },
     );
@@ -41,7 +45,7 @@ async function main() {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  await app.listen({ port: config.port, host: config.host });
+  await server.listen({ port: config.port, host: config.host });
 }
 
 main().catch((error) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { mergeDefaults, postStateFor } from '../src/jobs/batch.js';
-import { scheduleBatch } from '../src/jobs/schedule.js';
+import { mergeDefaults, postStateFor } from '../src/tasks/batch.js';
+import { scheduleBatch } from '../src/tasks/schedule.js';
 import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 
@@ -55,7 +55,7 @@ t.test('defaults merge under each post; status maps to isDraft and visibility', 
 });
 
 const batch = (ctx: TestApp, payload: object, key?: string) => ctx.call({ method: 'POST', url: '/api/v1/posts/batch', payload, key });
-const taskCount = (ctx: TestApp) => (ctx.app.dbHandle.sqlite.prepare('select count(*) as n from tasks').get() as { n: number }).n;
+const taskCount = (ctx: TestApp) => (ctx.sqlite.prepare('select count(*) as n from jobs').get() as { n: number }).n;
 
 t.test('POST /posts/batch: 202 with one task id per post, in order', async (t) => {
   const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false } });
@@ -168,7 +168,7 @@ t.test('the loop generates each task into a post with its status, defaults and g
   t.same(posts[2].tags, ['ideas']);
   t.match(posts[0].title, /Espresso/i);
   t.ok(posts[0].content.length > 500);
-  const row = ctx.app.dbHandle.sqlite.prepare('select generator_provider as provider from posts where id = ?').get(posts[0].id) as { provider: string };
+  const row = ctx.sqlite.prepare('select generator_provider as provider from posts where id = ?').get(posts[0].id) as { provider: string };
   t.equal(row.provider, 'builtin');
 
   // Deleting the post a task made leaves the task as it was.

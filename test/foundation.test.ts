@@ -33,13 +33,13 @@ t.test('a revoked key stops working at once, also when revoked by the CLI in ano
   const ctx = await buildTestApp(t);
   const extra = ctx.addSite('Revocable');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: extra.key })).statusCode, 200, 'works and is cached');
-  const keyId = ctx.app.authenticator.authenticate(extra.key)!.keyId;
-  runAdmin(['key', 'revoke', keyId], ctx.dataDir, () => {});
+  const keyId = ctx.app.sites.authenticate(extra.key)!.keyId;
+  await runAdmin(['key', 'revoke', keyId], ctx.config, () => {});
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: extra.key })).statusCode, 401, 'revoked through the CLI');
 
   const second = ctx.addSite('Second');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 200);
-  t.equal(ctx.app.authenticator.revoke(ctx.app.authenticator.authenticate(second.key)!.keyId), true);
+  t.equal(await ctx.app.sites.revokeKey(ctx.app.sites.authenticate(second.key)!.keyId), true);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 401, 'revoked in process');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts' })).statusCode, 200, 'other keys unaffected');
 });
@@ -47,7 +47,7 @@ t.test('a revoked key stops working at once, also when revoked by the CLI in ano
 t.test('the admin CLI creates sites and keys that work over HTTP', async (t) => {
   const ctx = await buildTestApp(t);
   const lines: string[] = [];
-  runAdmin(['site', 'create', '--name', 'CLI Site'], ctx.dataDir, (line) => lines.push(line));
+  await runAdmin(['site', 'create', '--name', 'CLI Site'], ctx.config, (line) => lines.push(line));
   const siteId = lines[0].match(/^site (\S+) "CLI Site"$/)![1];
   const firstKey = lines[1].match(/^key\s+(blog_\S+)/)![1];
   const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', key: firstKey, payload: { title: 'From the CLI site' } });
@@ -55,24 +55,24 @@ t.test('the admin CLI creates sites and keys that work over HTTP', async (t) => 
   t.same(res.json().data.site, { id: siteId, name: 'CLI Site' });
 
   lines.length = 0;
-  runAdmin(['key', 'create', '--site', siteId], ctx.dataDir, (line) => lines.push(line));
+  await runAdmin(['key', 'create', '--site', siteId], ctx.config, (line) => lines.push(line));
   const secondKey = lines[1].split(' ')[0];
   t.match(secondKey, /^blog_[A-Za-z0-9_-]{43}$/);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: secondKey })).json().data.pagination.total, 1);
 
   lines.length = 0;
-  runAdmin(['key', 'list', '--site', siteId], ctx.dataDir, (line) => lines.push(line));
+  await runAdmin(['key', 'list', '--site', siteId], ctx.config, (line) => lines.push(line));
   t.equal(lines.length, 2);
   t.notOk(lines.join('\n').includes(firstKey), 'keys are listed by prefix only');
   t.ok(lines.every((line) => line.endsWith('active')));
 
   lines.length = 0;
-  runAdmin(['site', 'list'], ctx.dataDir, (line) => lines.push(line));
+  await runAdmin(['site', 'list'], ctx.config, (line) => lines.push(line));
   t.equal(lines.length, 2);
-  t.throws(() => runAdmin(['key', 'create'], ctx.dataDir), { name: 'UsageError' });
-  t.throws(() => runAdmin(['bogus', 'thing'], ctx.dataDir), { name: 'UsageError' });
-  t.throws(() => runAdmin(['site', 'list', '--wat'], ctx.dataDir), { name: 'UsageError' });
-  t.throws(() => runAdmin(['key', 'create', '--site', 'missing'], ctx.dataDir), { code: 'NOT_FOUND' });
+  await t.rejects(runAdmin(['key', 'create'], ctx.config), { name: 'UsageError' });
+  await t.rejects(runAdmin(['bogus', 'thing'], ctx.config), { name: 'UsageError' });
+  await t.rejects(runAdmin(['site', 'list', '--wat'], ctx.config), { name: 'UsageError' });
+  await t.rejects(runAdmin(['key', 'create', '--site', 'missing'], ctx.config), { code: 'NOT_FOUND' });
 });
 
 t.test('error contract: unknown routes, bad JSON, wrong content type, big bodies, crashes', async (t) => {
@@ -111,7 +111,7 @@ t.test('error contract: unknown routes, bad JSON, wrong content type, big bodies
   t.not(unsafe.headers['x-request-id'], 'bad id\u0001');
 
   // A broken database is an unexpected failure: 500 with no internals in the body.
-  ctx.app.dbHandle.sqlite.close();
+  ctx.app.database.close();
   const crash = await ctx.call({ method: 'GET', url: '/api/v1/posts' });
   t.equal(crash.statusCode, 500);
   t.same(Object.keys(crash.json().error).sort(), ['code', 'message', 'requestId']);

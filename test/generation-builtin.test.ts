@@ -1,9 +1,7 @@
 import t, { type Test } from 'tap';
-import { BuiltinGenerator, countWords } from '../src/generation/builtin.js';
+import { BuiltinGenerator, countWords } from '../src/generation/builtin/index.js';
+import { LENGTHS, STYLES, TONES } from '../src/limits.js';
 import {
-  LENGTHS,
-  STYLES,
-  TONES,
   WORD_TARGETS,
   type GeneratedPost,
   type GenerationRequest,

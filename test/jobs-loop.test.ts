@@ -1,11 +1,28 @@
+import { count, eq, like } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { openDatabase, type DbHandle } from '../src/db/client.js';
-import type { TaskRow } from '../src/db/schema.js';
-import { JobLoop, type TaskWork } from '../src/jobs/loop.js';
-import { cancelTask, createTasks, getTask, TaskStore } from '../src/jobs/store.js';
-import { insertPost } from '../src/posts/service.js';
+import { jobs, sites } from '../src/db/schema.js';
+import { JobLoop, type JobHandler } from '../src/jobs/loop.js';
+import { JobQueue, type Job, type JobRow } from '../src/jobs/queue.js';
 import { createSite } from '../src/sites/keys.js';
 import { tempDataDir } from './helpers/app.js';
+
+// The queue and loop are tested with a kind of job of this test's own, which knows nothing of
+// posts: its effect is a row written in the transaction that marks the job succeeded.
+const NOTE = 'note';
+interface NotePayload {
+  text: string;
+}
+type NoteRun = (job: Job<NotePayload>, signal: AbortSignal) => Promise<string>;
+
+const noteKind = (run: NoteRun): JobHandler<NotePayload, string> => ({
+  kind: NOTE,
+  run: (_payload, signal, job) => run(job, signal),
+  complete(tx, text) {
+    createSite(tx, `effect ${text}`);
+    return { effect: text };
+  },
+});
 
 const T0 = Date.parse('2026-11-22T10:00:00.000Z');
 const silent = { info() {}, warn() {}, error() {} };
@@ -15,55 +32,49 @@ function setup(t: Test) {
   t.teardown(() => handle.close());
   const site = createSite(handle.db, 'Jobs');
   const clock = { ms: T0, now() { return this.ms; } };
-  const store = new TaskStore(handle);
-  const addTasks = (count: number, dueInMs = 0, maxAttempts = 3) =>
-    createTasks(
-      handle.db,
+  const queue = new JobQueue(handle.db);
+  const addJobs = (n: number, dueInMs = 0, maxAttempts = 3) =>
+    queue.enqueue(
       site.id,
-      'batch-1',
-      Array.from({ length: count }, (_, i) => ({ topic: `Topic ${i}`, params: { status: 'DRAFT' as const }, scheduledFor: new Date(T0 + dueInMs) })),
+      Array.from({ length: n }, (_, i) => ({ kind: NOTE, payload: { text: `Note ${i}` }, scheduledFor: new Date(T0 + dueInMs) })),
       maxAttempts,
       new Date(T0),
     );
-  const postWork: TaskWork = async (task) => ({
-    missingFileIds: [],
-    insertPost: (tx) => insertPost(tx, task.siteId, { title: task.topic }, { sourceTaskId: task.id }),
-  });
-  const makeLoop = (work: TaskWork, options: Partial<ConstructorParameters<typeof JobLoop>[2]> = {}) =>
-    new JobLoop(store, work, { pollMs: 100, concurrency: 2, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 2000, clock, random: () => 0, log: silent, ...options });
-  const task = (id: string) => getTask(handle.db, site.id, id);
-  const postCount = () => (handle.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n;
-  return { handle, site, clock, store, addTasks, postWork, makeLoop, task, postCount };
+  const makeLoop = (run: NoteRun = async (job) => job.payload.text, options: Partial<ConstructorParameters<typeof JobLoop>[2]> = {}) =>
+    new JobLoop(queue, [noteKind(run)], { pollMs: 100, concurrency: 2, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 2000, clock, random: () => 0, log: silent, ...options });
+  const job = (id: string) => queue.get(site.id, NOTE, id);
+  const effectCount = () => handle.db.select({ n: count() }).from(sites).where(like(sites.name, 'effect %')).get()!.n;
+  return { handle, site, clock, queue, addJobs, makeLoop, job, effectCount };
 }
 
 t.test('a task is not claimed before it is due, and runs once due', async (t) => {
   const s = setup(t);
-  const [task] = s.addTasks(1, 5000);
-  const loop = s.makeLoop(s.postWork);
+  const [task] = s.addJobs(1, 5000);
+  const loop = s.makeLoop();
   await loop.tick();
   await loop.whenIdle();
-  t.equal(s.task(task.id).status, 'pending');
-  t.equal(s.task(task.id).attempts, 0);
+  t.equal(s.job(task.id).status, 'pending');
+  t.equal(s.job(task.id).attempts, 0);
   s.clock.ms = T0 + 5000;
   await loop.tick();
   await loop.whenIdle();
-  const done = s.task(task.id);
+  const done = s.job(task.id);
   t.equal(done.status, 'succeeded');
   t.equal(done.attempts, 1);
-  t.ok(done.postId);
+  t.same(done.result, { effect: 'Note 0' });
   t.equal(done.finishedAt?.getTime(), T0 + 5000);
   t.equal(done.startedAt?.getTime(), T0 + 5000);
-  t.equal(s.postCount(), 1);
+  t.equal(s.effectCount(), 1);
 });
 
 t.test('a failed attempt is retried after an exponential backoff with jitter', async (t) => {
   const s = setup(t);
-  const [task] = s.addTasks(1);
+  const [task] = s.addJobs(1);
   let calls = 0;
   const loop = s.makeLoop(async (row, signal) => {
     calls++;
     if (calls < 3) throw new Error(`flaky ${calls}`);
-    return s.postWork(row, signal);
+    return row.payload.text;
   });
   t.equal(loop.backoffMs(1), 1000, 'attempt 1: base 2000 x jitter 0.5');
   t.equal(loop.backoffMs(2), 2000, 'attempt 2 doubles');
@@ -71,7 +82,7 @@ t.test('a failed attempt is retried after an exponential backoff with jitter', a
 
   await loop.tick();
   await loop.whenIdle();
-  let row = s.task(task.id);
+  let row = s.job(task.id);
   t.equal(row.status, 'pending');
   t.equal(row.attempts, 1);
   t.equal(row.lastError, 'flaky 1');
@@ -80,19 +91,19 @@ t.test('a failed attempt is retried after an exponential backoff with jitter', a
   s.clock.ms = T0 + 999;
   await loop.tick();
   await loop.whenIdle();
-  t.equal(s.task(task.id).attempts, 1, 'not before the backoff ends');
+  t.equal(s.job(task.id).attempts, 1, 'not before the backoff ends');
 
   s.clock.ms = T0 + 1000;
   await loop.tick();
   await loop.whenIdle();
-  row = s.task(task.id);
+  row = s.job(task.id);
   t.equal(row.attempts, 2);
   t.equal(row.runAfter.getTime(), T0 + 1000 + 2000, 'second backoff is twice the first');
 
   s.clock.ms = T0 + 3000;
   await loop.tick();
   await loop.whenIdle();
-  row = s.task(task.id);
+  row = s.job(task.id);
   t.equal(row.status, 'succeeded');
   t.equal(row.attempts, 3);
   t.equal(row.lastError, null);
@@ -100,31 +111,31 @@ t.test('a failed attempt is retried after an exponential backoff with jitter', a
 
 t.test('a task fails after its last attempt, and a permanent error fails it at once', async (t) => {
   const s = setup(t);
-  const [always, permanent] = s.addTasks(2, 0, 2);
+  const [always, permanent] = s.addJobs(2, 0, 2);
   const loop = s.makeLoop(async (row) => {
     if (row.id === permanent.id) throw Object.assign(new Error('Unknown model "nope"'), { permanent: true });
     throw new Error('always broken');
   });
   await loop.tick();
   await loop.whenIdle();
-  t.equal(s.task(permanent.id).status, 'failed');
-  t.equal(s.task(permanent.id).attempts, 1);
-  t.equal(s.task(permanent.id).lastError, 'Unknown model "nope"');
-  t.equal(s.task(always.id).status, 'pending');
+  t.equal(s.job(permanent.id).status, 'failed');
+  t.equal(s.job(permanent.id).attempts, 1);
+  t.equal(s.job(permanent.id).lastError, 'Unknown model "nope"');
+  t.equal(s.job(always.id).status, 'pending');
   s.clock.ms = T0 + 60_000;
   await loop.tick();
   await loop.whenIdle();
-  const failed = s.task(always.id);
+  const failed = s.job(always.id);
   t.equal(failed.status, 'failed');
   t.equal(failed.attempts, 2);
   t.equal(failed.lastError, 'always broken');
   t.equal(failed.finishedAt?.getTime(), T0 + 60_000);
-  t.equal(s.postCount(), 0);
+  t.equal(s.effectCount(), 0);
 });
 
 t.test('concurrency never goes above the limit', async (t) => {
   const s = setup(t);
-  s.addTasks(10);
+  s.addJobs(10);
   const gates: (() => void)[] = [];
   let active = 0;
   let peak = 0;
@@ -134,7 +145,7 @@ t.test('concurrency never goes above the limit', async (t) => {
       peak = Math.max(peak, active);
       await new Promise<void>((resolve) => gates.push(resolve));
       active--;
-      return s.postWork(row, signal);
+      return row.payload.text;
     },
     { concurrency: 3 },
   );
@@ -147,41 +158,41 @@ t.test('concurrency never goes above the limit', async (t) => {
   await loop.tick();
   gates.splice(0).forEach((open) => open());
   await loop.whenIdle();
-  while (s.postCount() < 10) {
+  while (s.effectCount() < 10) {
     await loop.tick();
     gates.splice(0).forEach((open) => open());
     await loop.whenIdle();
   }
   t.equal(peak, 3);
-  t.equal(s.postCount(), 10);
+  t.equal(s.effectCount(), 10);
 });
 
 t.test('cancel: a pending task is never run; a running one cannot be cancelled', async (t) => {
   const s = setup(t);
-  const [a, b] = s.addTasks(2, 1000);
-  const cancelled = cancelTask(s.handle.db, s.site.id, a.id, new Date(T0));
+  const [a, b] = s.addJobs(2, 1000);
+  const cancelled = s.queue.cancel(s.site.id, NOTE, a.id, new Date(T0));
   t.equal(cancelled.status, 'cancelled');
-  t.throws(() => cancelTask(s.handle.db, s.site.id, a.id), { code: 'CONFLICT' });
-  t.throws(() => cancelTask(s.handle.db, 'other-site', b.id), { code: 'NOT_FOUND' });
+  t.throws(() => s.queue.cancel(s.site.id, NOTE, a.id), { code: 'CONFLICT' });
+  t.throws(() => s.queue.cancel('other-site', NOTE, b.id), { code: 'NOT_FOUND' });
   let release!: () => void;
   const loop = s.makeLoop(async (row, signal) => {
     await new Promise<void>((resolve) => (release = resolve));
-    return s.postWork(row, signal);
+    return row.payload.text;
   });
   s.clock.ms = T0 + 1000;
   await loop.tick();
-  t.equal(s.task(b.id).status, 'running');
-  t.throws(() => cancelTask(s.handle.db, s.site.id, b.id), { code: 'CONFLICT' });
+  t.equal(s.job(b.id).status, 'running');
+  t.throws(() => s.queue.cancel(s.site.id, NOTE, b.id), { code: 'CONFLICT' });
   release();
   await loop.whenIdle();
-  t.equal(s.task(a.id).status, 'cancelled');
-  t.equal(s.task(b.id).status, 'succeeded');
-  t.equal(s.postCount(), 1);
+  t.equal(s.job(a.id).status, 'cancelled');
+  t.equal(s.job(b.id).status, 'succeeded');
+  t.equal(s.effectCount(), 1);
 });
 
 t.test('graceful shutdown waits for running tasks, then returns the unfinished ones', async (t) => {
   const s = setup(t);
-  const [quick, stuck] = s.addTasks(2);
+  const [quick, stuck] = s.addJobs(2);
   let finishQuick!: () => void;
   const loop = s.makeLoop(
     async (row, signal) => {
@@ -190,7 +201,7 @@ t.test('graceful shutdown waits for running tasks, then returns the unfinished o
       } else {
         await new Promise<void>((resolve) => (finishQuick = resolve));
       }
-      return s.postWork(row, signal);
+      return row.payload.text;
     },
     { shutdownTimeoutMs: 1000 },
   );
@@ -199,71 +210,83 @@ t.test('graceful shutdown waits for running tasks, then returns the unfinished o
   const stopping = loop.stop();
   finishQuick(); // finishes while shutdown waits
   await stopping;
-  t.equal(s.task(quick.id).status, 'succeeded', 'finished within the timeout');
-  const returned = s.task(stuck.id);
+  t.equal(s.job(quick.id).status, 'succeeded', 'finished within the timeout');
+  const returned = s.job(stuck.id);
   t.equal(returned.status, 'pending', 'returned to pending');
   t.equal(returned.attempts, 0, 'the interrupted attempt is not held against it');
   t.equal(returned.leaseOwner, null);
   await loop.tick();
-  t.equal(s.task(stuck.id).status, 'pending', 'a stopped loop claims nothing');
+  t.equal(s.job(stuck.id).status, 'pending', 'a stopped loop claims nothing');
 });
 
-t.test('expired leases are reclaimed, and a task still makes one post only', async (t) => {
+t.test('expired leases are reclaimed, and a job still commits its effect once', async (t) => {
   const s = setup(t);
-  const [task] = s.addTasks(1);
+  const [task] = s.addJobs(1);
   let finishFirst!: () => void;
   const first = s.makeLoop(async (row, signal) => {
     await new Promise<void>((resolve) => (finishFirst = resolve));
-    return s.postWork(row, signal);
+    return row.payload.text;
   });
   await first.tick();
-  t.equal(s.task(task.id).leaseUntil?.getTime(), T0 + 60_000);
+  t.equal(s.job(task.id).leaseUntil?.getTime(), T0 + 60_000);
 
   s.clock.ms = T0 + 60_001;
-  const second = s.makeLoop(s.postWork);
+  const second = s.makeLoop();
   await second.tick();
   await second.whenIdle();
-  t.equal(s.task(task.id).status, 'succeeded');
-  t.equal(s.task(task.id).attempts, 2);
+  t.equal(s.job(task.id).status, 'succeeded');
+  t.equal(s.job(task.id).attempts, 2);
 
   finishFirst();
   await first.whenIdle();
-  t.equal(s.postCount(), 1, 'the first worker lost its lease: its result is discarded');
-  t.equal(s.task(task.id).status, 'succeeded');
+  t.equal(s.effectCount(), 1, 'the first worker lost its lease: its effect is discarded');
+  t.equal(s.job(task.id).status, 'succeeded');
 });
 
 t.test('heartbeats keep a long task leased', async (t) => {
   const s = setup(t);
-  const [task] = s.addTasks(1);
+  const [task] = s.addJobs(1);
   let finish!: () => void;
   const loop = s.makeLoop(async (row, signal) => {
     await new Promise<void>((resolve) => (finish = resolve));
-    return s.postWork(row, signal);
+    return row.payload.text;
   });
   await loop.tick();
   s.clock.ms = T0 + 50_000;
   await loop.tick();
-  t.equal(s.task(task.id).leaseUntil?.getTime(), T0 + 110_000, 'lease extended');
+  t.equal(s.job(task.id).leaseUntil?.getTime(), T0 + 110_000, 'lease extended');
   s.clock.ms = T0 + 100_000;
   await loop.tick();
-  t.equal(s.task(task.id).status, 'running', 'not reclaimed while heartbeating');
+  t.equal(s.job(task.id).status, 'running', 'not reclaimed while heartbeating');
   finish();
   await loop.whenIdle();
-  t.equal(s.task(task.id).status, 'succeeded');
+  t.equal(s.job(task.id).status, 'succeeded');
 });
 
 t.test('start-up returns tasks an earlier process left running, at once', async (t) => {
   const s = setup(t);
-  const [task, exhausted] = s.addTasks(2);
-  s.store.claim('dead-process', 2, T0, 60_000);
-  s.handle.sqlite.prepare('update tasks set attempts = max_attempts where id = ?').run(exhausted.id);
-  const loop = s.makeLoop(s.postWork, { pollMs: 10_000 });
+  const [task, exhausted] = s.addJobs(2);
+  s.queue.claim('dead-process', 2, T0, 60_000);
+  s.handle.db.update(jobs).set({ attempts: 3 }).where(eq(jobs.id, exhausted.id)).run();
+  const loop = s.makeLoop(undefined, { pollMs: 10_000 });
   loop.start();
   await loop.whenIdle();
   await loop.stop();
-  const resumed: TaskRow = s.task(task.id);
+  const resumed: JobRow = s.job(task.id);
   t.equal(resumed.status, 'succeeded', 'run again without waiting for the lease');
   t.equal(resumed.attempts, 2);
-  t.equal(s.task(exhausted.id).status, 'failed', 'no attempts left');
-  t.match(s.task(exhausted.id).lastError, /Interrupted/);
+  t.equal(s.job(exhausted.id).status, 'failed', 'no attempts left');
+  t.match(s.job(exhausted.id).lastError, /Interrupted/);
+});
+
+t.test('a kind registers once, and a job of an unknown kind fails for good', async (t) => {
+  const s = setup(t);
+  const loop = s.makeLoop();
+  t.throws(() => loop.register(noteKind(async () => 'again')), /already registered/);
+  const [orphan] = s.queue.enqueue(s.site.id, [{ kind: 'nobody-handles-this', payload: {}, scheduledFor: new Date(T0) }], 3, new Date(T0));
+  await loop.tick();
+  await loop.whenIdle();
+  const row = s.queue.get(s.site.id, 'nobody-handles-this', orphan.id);
+  t.equal(row.status, 'failed');
+  t.match(row.lastError, /No handler for job kind/);
 });

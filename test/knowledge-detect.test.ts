@@ -10,7 +10,7 @@ import {
   extensionOf,
 } from '../src/knowledge/detect.js';
 
-const FIXTURES = path.resolve(import.meta.dirname ?? path.dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures');
+const FIXTURES = path.resolve(import.meta.dirname ?? path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fixture = (name: string) => path.join(FIXTURES, name);
 const fixtureFiles = ['pdf', 'word', 'text'].flatMap((dir) => readdirSync(fixture(dir)).map((name) => `${dir}/${name}`));
 

@@ -8,7 +8,7 @@ import { ExtractionError, extractText, sanitizeText } from '../src/knowledge/ext
 import { extractChunksInWorker } from '../src/knowledge/extract-runner.js';
 import { chunkText } from '../src/knowledge/chunk.js';
 
-const FIXTURES = path.resolve(import.meta.dirname ?? path.dirname(fileURLToPath(import.meta.url)), '../../shared/fixtures');
+const FIXTURES = path.resolve(import.meta.dirname ?? path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fixture = (name: string) => path.join(FIXTURES, name);
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
 

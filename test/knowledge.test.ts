@@ -22,7 +22,7 @@ function storedFiles(dataDir: string): string[] {
   const root = path.join(dataDir, 'storage');
   return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
 }
-const fileRows = (ctx: TestApp) => (ctx.app.dbHandle.sqlite.prepare('select count(*) as n from knowledge_files').get() as { n: number }).n;
+const fileRows = (ctx: TestApp) => (ctx.sqlite.prepare('select count(*) as n from knowledge_files').get() as { n: number }).n;
 
 t.test('upload returns the spec shape and stores the file under its s3Key', async (t) => {
   const ctx = await buildTestApp(t);
@@ -101,7 +101,7 @@ t.test('every fixture is uploaded, indexed and found by its phrases', async (t) 
   t.same(Object.keys(all.data.results[0]).sort(), ['fileId', 'fileName', 'score', 'text']);
   t.ok(all.data.results[0].score > 0);
   const control = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
-  const chunks = ctx.app.dbHandle.sqlite.prepare('select text from knowledge_chunks').all() as { text: string }[];
+  const chunks = ctx.sqlite.prepare('select text from knowledge_chunks').all() as { text: string }[];
   t.ok(chunks.length > 20);
   t.notOk(chunks.some((c) => control.test(c.text)), 'no control characters reach the index');
 });
@@ -203,7 +203,7 @@ t.test('delete removes the row, its index and the stored file', async (t) => {
   t.same(res.json(), { success: true, data: { message: 'Knowledge item deleted successfully', knowledgeId: item.id, site: ctx.site } });
   t.notOk(fs.existsSync(stored), 'file removed from disk');
   t.equal((await search(ctx, 'aroma')).data.results.length, 0, 'and from the index');
-  t.equal((ctx.app.dbHandle.sqlite.prepare('select count(*) as n from knowledge_chunks').get() as { n: number }).n, 0);
+  t.equal((ctx.sqlite.prepare('select count(*) as n from knowledge_chunks').get() as { n: number }).n, 0);
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/knowledge/${item.id}` })).statusCode, 404, 'second delete');
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${item.id}` })).statusCode, 404);
 });
@@ -254,7 +254,7 @@ t.test('files left unindexed by a crash are indexed on the next start', async (t
   const item = (await uploadFile(ctx, 'resume.txt', 'Cardamom coffee is popular in the Middle East.')).json().data.knowledge;
   await ctx.app.indexer.whenIdle();
   // Put the file back where a crash mid-indexing would have left it: uploaded, half its chunks written.
-  ctx.app.dbHandle.sqlite.prepare("update knowledge_files set status = 'uploaded', chunk_count = 0 where id = ?").run(item.id);
+  ctx.sqlite.prepare("update knowledge_files set status = 'uploaded', chunk_count = 0 where id = ?").run(item.id);
   t.equal((await search(ctx, 'cardamom')).data.results.length, 0, 'a file not yet indexed is not searched');
   t.equal(ctx.app.indexer.resumePending(), 1);
   await ctx.app.indexer.whenIdle();

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
-import { openDatabase } from '../db/client.js';
+import Fastify from 'fastify';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { createKey, createSite, listKeys, listSites, revokeKey } from '../sites/keys.js';
+import dbPlugin from '../../plugins/db.js';
+import sitesPlugin from '../../plugins/sites.js';
 
 const USAGE = `Usage: npm run admin -- <command>
 
@@ -18,8 +19,8 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Runs one admin command against the database in dataDir; writes its output through `out`. */
-export function runAdmin(argv: string[], dataDir: string, out: (line: string) => void = console.log): void {
+/** Runs one admin command against the database of `config`; writes its output through `out`. */
+export async function runAdmin(argv: string[], config: Config, out: (line: string) => void = console.log): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -34,34 +35,35 @@ export function runAdmin(argv: string[], dataDir: string, out: (line: string) =>
   const [resource, action, target] = positionals;
   if (values.help || !resource) throw new UsageError(USAGE);
 
-  const handle = openDatabase(dataDir);
+  // The same database and site service as the server, without the rest of the app.
+  const app = Fastify({ logger: false });
+  await app.register(dbPlugin, { config });
+  await app.register(sitesPlugin);
+  await app.ready();
+  const { sites } = app;
   try {
-    const { db } = handle;
     const command = `${resource} ${action ?? ''}`.trim();
     switch (command) {
       case 'site create': {
         if (!values.name) throw new UsageError('site create needs --name "Name"');
-        const { site, key } = db.transaction((tx) => {
-          const site = createSite(tx as never, values.name!);
-          return { site, key: createKey(tx as never, site.id).key };
-        });
+        const { site, key } = await sites.create(values.name);
         out(`site ${site.id} "${site.name}"`);
         out(`key  ${key}  (shown once: store it now)`);
         return;
       }
       case 'site list':
-        for (const site of listSites(db)) out(`${site.id}  ${site.name}  created ${site.createdAt.toISOString()}`);
+        for (const site of await sites.list()) out(`${site.id}  ${site.name}  created ${site.createdAt.toISOString()}`);
         return;
       case 'key create': {
         if (!values.site) throw new UsageError('key create needs --site <siteId>');
-        const { key, info } = createKey(db, values.site);
+        const { key, info } = await sites.createKey(values.site);
         out(`key ${info.id}`);
         out(`${key}  (shown once: store it now)`);
         return;
       }
       case 'key list': {
         if (!values.site) throw new UsageError('key list needs --site <siteId>');
-        for (const key of listKeys(db, values.site)) {
+        for (const key of await sites.listKeys(values.site)) {
           const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active';
           out(`${key.id}  ${key.prefix}…  created ${key.createdAt.toISOString()}  ${state}`);
         }
@@ -69,27 +71,25 @@ export function runAdmin(argv: string[], dataDir: string, out: (line: string) =>
       }
       case 'key revoke': {
         if (!target) throw new UsageError('key revoke needs <keyId>');
-        out(revokeKey(db, target) ? `revoked ${target}` : `${target} was already revoked`);
+        out((await sites.revokeKey(target)) ? `revoked ${target}` : `${target} was already revoked`);
         return;
       }
       default:
         throw new UsageError(`Unknown command "${command}".\n\n${USAGE}`);
     }
   } finally {
-    handle.close();
+    await app.close();
   }
 }
 
 /* c8 ignore start */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  try {
-    runAdmin(process.argv.slice(2), loadConfig().dataDir);
-  } catch (error) {
+  runAdmin(process.argv.slice(2), loadConfig()).catch((error: unknown) => {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError) {
       console.error(error.message);
       process.exit(2);
     }
     throw error;
-  }
+  });
 }
 /* c8 ignore stop */

@@ -4,13 +4,24 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
+/**
+ * The database or a transaction open on it: what every data-layer function takes, so the
+ * same function runs alone or inside a caller's transaction. Transactions are synchronous
+ * (better-sqlite3) and never span an `await`.
+ */
+export type Executor = BaseSQLiteDatabase<'sync', Database.RunResult, typeof schema>;
+
 export interface DbHandle {
   db: Db;
-  sqlite: Database.Database;
+  /** Changes exactly when another connection (the admin CLI, say) has committed. */
+  dataVersion(): number;
+  /** Throws when the database cannot answer. */
+  ping(): void;
   close(): void;
 }
 
@@ -35,9 +46,12 @@ export function openDatabase(dataDir: string): DbHandle {
   sqlite.pragma('busy_timeout = 5000');
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
+  const dataVersion = sqlite.prepare<[], number>('PRAGMA data_version').pluck();
+  const select1 = sqlite.prepare('select 1');
   return {
     db,
-    sqlite,
+    dataVersion: () => dataVersion.get()!,
+    ping: () => void select1.get(),
     close() {
       if (sqlite.open) sqlite.close();
     },

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { TaskParams } from '../jobs/batch.js';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES } from '../limits.js';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
@@ -42,7 +42,7 @@ export const posts = sqliteTable(
     tags: text('tags', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
     authorId: text('author_id'),
     isDraft: integer('is_draft', { mode: 'boolean' }).notNull(),
-    visibility: text('visibility', { enum: ['public', 'unlisted'] }).notNull().default('public'),
+    visibility: text('visibility', { enum: VISIBILITIES }).notNull().default('public'),
     publishedAt: timestamp('published_at'),
     // Which generator wrote the post (null for posts written by a client).
     generatorProvider: text('generator_provider'),
@@ -72,7 +72,7 @@ export const knowledgeFiles = sqliteTable(
     extension: text('extension').notNull(),
     mediaType: text('media_type').notNull(),
     sizeBytes: integer('size_bytes').notNull(),
-    status: text('status', { enum: ['uploaded', 'indexed', 'failed'] }).notNull(),
+    status: text('status', { enum: KNOWLEDGE_STATUSES }).notNull(),
     error: text('error'),
     chunkCount: integer('chunk_count').notNull().default(0),
     storageKey: text('storage_key').notNull(),
@@ -96,21 +96,25 @@ export const knowledgeChunks = sqliteTable(
   (t) => [index('knowledge_chunks_file_idx').on(t.fileId), index('knowledge_chunks_site_idx').on(t.siteId)],
 );
 
-export const tasks = sqliteTable(
-  'tasks',
+/**
+ * The job queue: a job has a `kind`, naming the handler that runs it, and a JSON payload. The
+ * queue's mechanics (claim, lease, heartbeat, backoff, attempts, cancel) know nothing else;
+ * `group_id` and `position` keep jobs submitted together (a batch) together and in order.
+ */
+export const jobs = sqliteTable(
+  'jobs',
   {
     id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id, { onDelete: 'cascade' }),
-    batchId: text('batch_id').notNull(),
-    position: integer('position').notNull(),
-    status: text('status', { enum: ['pending', 'running', 'succeeded', 'failed', 'cancelled'] }).notNull(),
-    topic: text('topic').notNull(),
-    // The merged post options (defaults under the post's own fields), as JSON.
-    params: text('params', { mode: 'json' }).$type<TaskParams>().notNull(),
+    groupId: text('group_id'),
+    position: integer('position').notNull().default(0),
+    payload: text('payload', { mode: 'json' }).$type<unknown>().notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull(),
     scheduledFor: timestamp('scheduled_for').notNull(),
-    // When the task may next be claimed: scheduledFor at first, later pushed out by backoff.
+    // When the job may next be claimed: scheduledFor at first, later pushed out by backoff.
     runAfter: timestamp('run_after').notNull(),
     attempts: integer('attempts').notNull().default(0),
     maxAttempts: integer('max_attempts').notNull(),
@@ -119,19 +123,19 @@ export const tasks = sqliteTable(
     startedAt: timestamp('started_at'),
     finishedAt: timestamp('finished_at'),
     lastError: text('last_error'),
-    postId: text('post_id'),
-    missingFileIds: text('missing_file_ids', { mode: 'json' }).$type<string[]>(),
+    // What the kind's handler recorded on success (for post generation: the post's id).
+    result: text('result', { mode: 'json' }).$type<unknown>(),
     createdAt: timestamp('created_at').notNull(),
     updatedAt: timestamp('updated_at').notNull(),
   },
   (t) => [
-    index('tasks_claim_idx').on(t.status, t.runAfter),
-    index('tasks_site_batch_idx').on(t.siteId, t.batchId),
-    index('tasks_site_created_idx').on(t.siteId, t.createdAt),
+    index('jobs_claim_idx').on(t.status, t.runAfter),
+    index('jobs_site_kind_group_idx').on(t.siteId, t.kind, t.groupId),
+    index('jobs_site_kind_created_idx').on(t.siteId, t.kind, t.createdAt),
   ],
 );
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;
 export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
-export type TaskRow = typeof tasks.$inferSelect;
+export type JobRow = typeof jobs.$inferSelect;

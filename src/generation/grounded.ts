@@ -1,10 +1,13 @@
-import type { DbHandle } from '../db/client.js';
 import { validationError } from '../errors.js';
-import { searchKnowledge } from '../knowledge/search.js';
-import { existingFileIds } from '../knowledge/service.js';
+import type { KnowledgeService } from '../knowledge/service.js';
+import { MAX_TOPIC_LENGTH } from '../limits.js';
 import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
 
-export const MAX_TOPIC_LENGTH = 300;
+/** What writing a grounded post needs: the site's knowledge and a generator. */
+export interface GroundingDeps {
+  knowledge: Pick<KnowledgeService, 'search' | 'existingIds'>;
+  generator: Pick<Generator, 'generate'>;
+}
 
 /** A topic trimmed, and 1-300 characters long once trimmed. */
 export function cleanTopic(raw: string, path = '/body/topic'): string {
@@ -41,7 +44,7 @@ export interface GroundedPost {
 
 /** Retrieves the site's passages for the topic and has the generator write the post. */
 export async function writeGroundedPost(
-  deps: { handle: DbHandle; generator: Pick<Generator, 'generate'> },
+  deps: GroundingDeps,
   siteId: string,
   request: PostRequest,
   signal?: AbortSignal,
@@ -51,11 +54,11 @@ export async function writeGroundedPost(
   if (request.useKnowledge ?? true) {
     let fileIds: string[] | undefined;
     if (request.selectedFileIds?.length) {
-      const present = existingFileIds(deps.handle.db, siteId, request.selectedFileIds);
+      const present = await deps.knowledge.existingIds(siteId, request.selectedFileIds);
       fileIds = request.selectedFileIds.filter((id) => present.has(id));
       missingFileIds = request.selectedFileIds.filter((id) => !present.has(id));
     }
-    passages = searchKnowledge(deps.handle.sqlite, siteId, request.topic, { fileIds, limit: GROUNDING_PASSAGES });
+    passages = await deps.knowledge.search(siteId, request.topic, { fileIds, limit: GROUNDING_PASSAGES });
   }
   const result = await deps.generator.generate(
     {

@@ -1,6 +1,7 @@
 import { InvalidModelOutputError } from './errors.js';
 import { WORD_TARGETS, type GeneratedPost, type GenerationRequest, type Passage } from './types.js';
-import { MAX_TAGS, MAX_TITLE_LENGTH, distinctTags } from '../posts/service.js';
+import { MAX_TAGS, MAX_TITLE_LENGTH } from '../limits.js';
+import { distinctTags } from '../posts/tags.js';
 
 export interface ChatMessage {
   role: 'system' | 'user';

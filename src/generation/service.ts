@@ -1,8 +1,8 @@
 import type { Config, GeneratorMode } from '../config.js';
-import { BuiltinGenerator } from './builtin.js';
+import { BuiltinGenerator } from './builtin/index.js';
 import { GeneratorUnavailableError, UnknownModelError } from './errors.js';
 import { OllamaGenerator } from './ollama.js';
-import type { GenerationRequest, GenerationResult, ProviderName } from './types.js';
+import type { GenerationRequest, GenerationResult, Generator, ProviderName } from './types.js';
 
 export type GeneratorConfig = Pick<Config, 'generator' | 'ollamaHost' | 'ollamaModel' | 'generationTimeoutMs'>;
 
@@ -22,6 +22,11 @@ export interface GeneratorStatus {
   mode: GeneratorMode;
   active: ProviderName;
   ollama: { host: string; model: string; reachable: boolean; modelAvailable: boolean };
+}
+
+/** The generator the app writes posts with, and how it reports itself to /ready. */
+export interface AppGenerator extends Pick<Generator, 'generate'> {
+  status(): Promise<GeneratorStatus>;
 }
 
 /** How long Ollama's model list is trusted before it is asked again. */
@@ -51,7 +56,7 @@ type OllamaProbe =
  * - ollama: Ollama only, its failures surface as 503/504;
  * - auto: Ollama while it answers and has the model, the composer otherwise (warned about once).
  */
-export class GeneratorService {
+export class GeneratorService implements AppGenerator {
   private readonly builtin = new BuiltinGenerator();
   private readonly ollama: OllamaGenerator;
   private readonly now: () => number;

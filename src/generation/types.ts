@@ -1,21 +1,10 @@
-export const STYLES = ['professional', 'casual', 'technical', 'creative', 'academic'] as const;
-export const LENGTHS = ['short', 'medium', 'long'] as const;
-export const TONES = ['informative', 'persuasive', 'conversational', 'authoritative'] as const;
+import type { Passage } from '../knowledge/search.js';
+import type { Length, Style, Tone } from '../limits.js';
 
-export type Style = (typeof STYLES)[number];
-export type Length = (typeof LENGTHS)[number];
-export type Tone = (typeof TONES)[number];
+export type { Length, Passage, Style, Tone };
 
 /** Approximate word count each length asks for; both generators aim for it. */
 export const WORD_TARGETS: Record<Length, number> = { short: 400, medium: 900, long: 1600 };
-
-/** A knowledge-base excerpt that grounds a post. */
-export interface Passage {
-  fileId: string;
-  fileName: string;
-  text: string;
-  score: number;
-}
 
 export interface GenerationRequest {
   topic: string;

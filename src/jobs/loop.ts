@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskRow } from '../db/schema.js';
-import type { SuccessRecord, TaskStore } from './store.js';
+import type { Executor } from '../db/client.js';
+import type { Job, JobQueue, JobRow } from './queue.js';
 
 export interface Clock {
   now(): number;
@@ -8,8 +8,21 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** What running a task produced: the post to insert, committed together with the task's success. */
-export type TaskWork = (task: TaskRow, signal: AbortSignal) => Promise<SuccessRecord>;
+/**
+ * What a kind of job does. `run` does the slow part (a generation, a delivery) outside any
+ * transaction and may be cancelled through `signal`; `complete` commits its effect in the
+ * transaction that marks the job succeeded, and returns what the job keeps as its result.
+ * An error with `permanent: true` fails the job at once instead of retrying it.
+ */
+export interface JobHandler<Payload = never, Result = unknown> {
+  readonly kind: string;
+  run(payload: Payload, signal: AbortSignal, job: Job<Payload>): Promise<Result>;
+  /** Returns what the job keeps as its result (JSON). */
+  complete(tx: Executor, result: Result, job: Job<Payload>): unknown;
+}
+
+// Handlers of every kind sit in one map; each sees only payloads of its own kind.
+type AnyHandler = JobHandler<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface JobLoopOptions {
   pollMs: number;
@@ -30,8 +43,9 @@ const REFILL_DELAY_MS = 5;
 const isPermanent = (error: unknown) => (error as { permanent?: unknown })?.permanent === true;
 
 /**
- * The in-process job loop: polls for due tasks, claims them atomically up to the concurrency
- * limit, keeps their leases alive, and retries failures with exponential backoff and jitter.
+ * The in-process job loop: polls for due jobs, claims them atomically up to the concurrency
+ * limit, runs each with its kind's handler, keeps their leases alive, and retries failures
+ * with exponential backoff and jitter.
  */
 export class JobLoop {
   readonly owner = `worker-${randomUUID()}`;
@@ -43,13 +57,22 @@ export class JobLoop {
   private readonly clock: Clock;
   private readonly random: () => number;
 
+  private readonly handlers = new Map<string, AnyHandler>();
+
   constructor(
-    private readonly store: TaskStore,
-    private readonly work: TaskWork,
+    private readonly queue: JobQueue,
+    handlers: readonly AnyHandler[],
     private readonly options: JobLoopOptions,
   ) {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    for (const handler of handlers) this.register(handler);
+  }
+
+  /** Adds the handler of a kind of job; a kind has one handler. */
+  register(handler: AnyHandler): void {
+    if (this.handlers.has(handler.kind)) throw new Error(`A handler for job kind "${handler.kind}" is already registered`);
+    this.handlers.set(handler.kind, handler);
   }
 
   /**
@@ -57,8 +80,8 @@ export class JobLoop {
    * back to pending at once rather than when their lease would run out.
    */
   start(): void {
-    const released = this.store.release(this.clock.now(), null, 'Interrupted: the service stopped while the task ran');
-    if (released > 0) this.options.log.warn({ tasks: released }, 'returned tasks left running by an earlier process');
+    const released = this.queue.release(this.clock.now(), null, 'Interrupted: the service stopped while the job ran');
+    if (released > 0) this.options.log.warn({ jobs: released }, 'returned jobs left running by an earlier process');
     // Ticks also renew leases, so they must come well within a lease.
     const interval = Math.max(10, Math.min(this.options.pollMs, Math.floor(this.options.leaseMs / 3)));
     this.timer = setInterval(() => void this.tick(), interval);
@@ -70,7 +93,7 @@ export class JobLoop {
     return this.running.size;
   }
 
-  /** One poll: renew leases, reclaim expired ones, claim and start due tasks. Never overlaps itself. */
+  /** One poll: renew leases, reclaim expired ones, claim and start due jobs. Never overlaps itself. */
   tick(): Promise<void> {
     this.ticking ??= Promise.resolve()
       .then(() => this.poll())
@@ -82,20 +105,20 @@ export class JobLoop {
   private poll(): void {
     if (this.stopping) return;
     const now = this.clock.now();
-    if (this.running.size) this.store.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
-    const reclaimed = this.store.release(now, now, 'Lease expired: the worker running it stopped answering');
-    if (reclaimed > 0) this.options.log.warn({ tasks: reclaimed }, 'reclaimed tasks with expired leases');
+    if (this.running.size) this.queue.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
+    const reclaimed = this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
+    if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'reclaimed jobs with expired leases');
     this.fillSlots(now);
   }
 
   private fillSlots(now: number): void {
-    for (const task of this.store.claim(this.owner, this.options.concurrency - this.running.size, now, this.options.leaseMs)) this.launch(task);
+    for (const job of this.queue.claim(this.owner, this.options.concurrency - this.running.size, now, this.options.leaseMs)) this.launch(job);
   }
 
   /**
-   * A freed slot takes the next due task within a few milliseconds rather than at the next
+   * A freed slot takes the next due job within a few milliseconds rather than at the next
    * poll (which alone renews leases and reclaims expired ones). Through a short timer, shared
-   * by the tasks finishing meanwhile: refilling at once would chain quick tasks back to back
+   * by the jobs finishing meanwhile: refilling at once would chain quick jobs back to back
    * and starve requests of the event loop.
    */
   private refillSoon(): void {
@@ -111,27 +134,29 @@ export class JobLoop {
     }, REFILL_DELAY_MS);
   }
 
-  private launch(task: TaskRow): void {
+  private launch(job: JobRow): void {
     const controller = new AbortController();
-    const done = this.execute(task, controller.signal).finally(() => {
-      this.running.delete(task.id);
+    const done = this.execute(job, controller.signal).finally(() => {
+      this.running.delete(job.id);
       this.refillSoon();
     });
-    this.running.set(task.id, { controller, done });
+    this.running.set(job.id, { controller, done });
   }
 
-  private async execute(task: TaskRow, signal: AbortSignal): Promise<void> {
+  private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
     try {
-      const record = await this.work(task, signal);
-      if (signal.aborted) return; // shutting down: stop() gives the task back
-      const post = this.store.succeed(this.owner, task.id, record, this.clock.now());
-      if (post) this.options.log.info({ taskId: task.id, postId: post.id }, 'task succeeded');
-      else this.options.log.warn({ taskId: task.id }, 'task finished after losing its lease; its result was discarded');
+      const handler = this.handlers.get(job.kind);
+      if (!handler) throw Object.assign(new Error(`No handler for job kind "${job.kind}"`), { permanent: true });
+      const result = await handler.run(job.payload, signal, job);
+      if (signal.aborted) return; // shutting down: stop() gives the job back
+      const held = this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => handler.complete(tx, result, job));
+      if (held) this.options.log.info({ jobId: job.id, kind: job.kind }, 'job succeeded');
+      else this.options.log.warn({ jobId: job.id, kind: job.kind }, 'job finished after losing its lease; its result was discarded');
     } catch (error) {
       if (signal.aborted) return;
       const message = error instanceof Error ? error.message : String(error);
-      const outcome = this.store.fail(this.owner, task, message, isPermanent(error), this.clock.now() + this.backoffMs(task.attempts), this.clock.now());
-      this.options.log.warn({ taskId: task.id, attempt: task.attempts, outcome, reason: message }, 'task attempt failed');
+      const outcome = this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now());
+      this.options.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, outcome, reason: message }, 'job attempt failed');
     }
   }
 
@@ -142,7 +167,7 @@ export class JobLoop {
     return Math.round(ceiling * (0.5 + this.random() / 2));
   }
 
-  /** Resolves when no task is running (tests and benchmarks wait on states, not on sleeps). */
+  /** Resolves when no job is running (tests and benchmarks wait on states, not on sleeps). */
   async whenIdle(): Promise<void> {
     while (this.ticking || this.running.size) {
       await this.ticking;
@@ -151,7 +176,7 @@ export class JobLoop {
   }
 
   /**
-   * Graceful stop: claim nothing more, let running tasks finish for up to the shutdown
+   * Graceful stop: claim nothing more, let running jobs finish for up to the shutdown
    * timeout, then abort the rest and return them to pending for the next start.
    */
   async stop(): Promise<void> {
@@ -167,8 +192,8 @@ export class JobLoop {
     if (result === 'timeout') {
       const unfinished = [...this.running.keys()];
       for (const { controller } of this.running.values()) controller.abort(new Error('service shutting down'));
-      for (const id of unfinished) this.store.giveBack(this.owner, id, this.clock.now());
-      this.options.log.warn({ tasks: unfinished.length }, 'returned unfinished tasks to pending at shutdown');
+      for (const id of unfinished) this.queue.giveBack(this.owner, id, this.clock.now());
+      this.options.log.warn({ jobs: unfinished.length }, 'returned unfinished jobs to pending at shutdown');
       await Promise.allSettled(all);
     }
   }

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import type { DbHandle } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
@@ -22,7 +22,7 @@ interface Logger {
 
 /**
  * Indexes uploaded files one at a time, in the background: extract, chunk, write the chunks
- * and their FTS5 rows, then mark the file `indexed` (or `failed` with a readable error).
+ * (their FTS5 rows follow by trigger), then mark the file `indexed` (or `failed` with a readable error).
  * A file's status turns `indexed` only after all its chunks are written, so a crash leaves
  * it `uploaded`, and `resumePending()` at start-up indexes it again from scratch.
  */
@@ -34,7 +34,7 @@ export class KnowledgeIndexer {
   private readonly shutdown = new AbortController();
 
   constructor(
-    private readonly handle: DbHandle,
+    private readonly db: Executor,
     private readonly storage: FileStorage,
     private readonly log: Logger,
     private readonly chunkSource: ChunkSource = extractChunksInWorker,
@@ -48,7 +48,7 @@ export class KnowledgeIndexer {
 
   /** Queues every file a previous process left `uploaded`. */
   resumePending(): number {
-    const pending = this.handle.db
+    const pending = this.db
       .select({ id: knowledgeFiles.id })
       .from(knowledgeFiles)
       .where(eq(knowledgeFiles.status, 'uploaded'))
@@ -87,8 +87,8 @@ export class KnowledgeIndexer {
     }
   }
 
-  private currentRow(fileId: string) {
-    return this.handle.db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+  private currentRow(fileId: string, db: Executor = this.db) {
+    return db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
   }
 
   private async index(fileId: string): Promise<void> {
@@ -110,18 +110,14 @@ export class KnowledgeIndexer {
       return;
     }
 
-    const insertChunk = this.handle.sqlite.prepare('insert into knowledge_chunks (file_id, site_id, ordinal, text) values (?, ?, ?, ?)');
-    const insertFts = this.handle.sqlite.prepare('insert into knowledge_fts (rowid, text, site_id, file_id) values (?, ?, ?, ?)');
     for (let start = 0; start < chunks.length; start += WRITE_BATCH) {
       if (this.closed) return; // left `uploaded`: the next start indexes it again
-      const stillThere = this.handle.sqlite.transaction(() => {
-        if (!this.currentRow(fileId)) return false; // deleted while being indexed
-        chunks.slice(start, start + WRITE_BATCH).forEach((text, i) => {
-          const { lastInsertRowid } = insertChunk.run(fileId, file.siteId, start + i, text);
-          insertFts.run(lastInsertRowid, text, file.siteId, fileId);
-        });
+      const stillThere = this.db.transaction((tx) => {
+        if (!this.currentRow(fileId, tx)) return false; // deleted while being indexed
+        const rows = chunks.slice(start, start + WRITE_BATCH).map((text, i) => ({ fileId, siteId: file.siteId, ordinal: start + i, text }));
+        tx.insert(knowledgeChunks).values(rows).run();
         return true;
-      })();
+      });
       if (!stillThere) return;
       await yieldToEventLoop();
     }
@@ -129,16 +125,14 @@ export class KnowledgeIndexer {
     this.log.info({ fileId, chunks: chunks.length }, 'knowledge file indexed');
   }
 
+  /** Index entries follow their chunks (triggers keep knowledge_fts in step). */
   private clearChunks(fileId: string): void {
-    this.handle.sqlite.transaction(() => {
-      this.handle.sqlite.prepare('delete from knowledge_fts where file_id = ?').run(fileId);
-      this.handle.db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
-    })();
+    this.db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
   }
 
   private finish(fileId: string, result: { status: 'indexed' | 'failed'; error: string | null; chunkCount: number }): void {
     if (result.status === 'failed') this.clearChunks(fileId);
-    this.handle.db
+    this.db
       .update(knowledgeFiles)
       .set({ ...result, updatedAt: new Date() })
       .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.status, 'uploaded')))

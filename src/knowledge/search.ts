@@ -1,5 +1,14 @@
-import type Database from 'better-sqlite3';
-import type { Passage } from '../generation/types.js';
+import { inArray, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { knowledgeFiles } from '../db/schema.js';
+
+/** A knowledge-base excerpt: a search result, and what grounds a generated post. */
+export interface Passage {
+  fileId: string;
+  fileName: string;
+  text: string;
+  score: number;
+}
 
 export interface SearchOptions {
   fileIds?: readonly string[];
@@ -37,26 +46,18 @@ export function toFtsQuery(text: string): string | null {
  * The best passages of a site's indexed files for a query, best first (score: higher is better).
  * Files still being indexed are left out, so a half-written file never grounds a post.
  */
-export function searchKnowledge(sqlite: Database.Database, siteId: string, query: string, options: SearchOptions = {}): Passage[] {
+export function searchKnowledge(db: Executor, siteId: string, query: string, options: SearchOptions = {}): Passage[] {
   const match = toFtsQuery(query);
   if (!match) return [];
   const limit = Math.min(Math.max(options.limit ?? 8, 1), 50);
-  const params: unknown[] = [match, siteId];
-  let fileFilter = '';
-  if (options.fileIds) {
-    if (options.fileIds.length === 0) return [];
-    fileFilter = `and f.file_id in (${options.fileIds.map(() => '?').join(',')})`;
-    params.push(...options.fileIds);
-  }
-  params.push(limit);
-  const rows = sqlite
-    .prepare(
-      `select f.file_id as fileId, k.name as fileName, f.text as text, bm25(knowledge_fts) as rank
-         from knowledge_fts f join knowledge_files k on k.id = f.file_id
-        where knowledge_fts match ? and f.site_id = ? and k.status = 'indexed' ${fileFilter}
-        order by rank limit ?`,
-    )
-    .all(...params) as { fileId: string; fileName: string; text: string; rank: number }[];
+  if (options.fileIds?.length === 0) return [];
+  const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
+  // FTS5 only in this module: its PostgreSQL twin will rank with tsvector instead.
+  const rows = db.all<{ fileId: string; fileName: string; text: string; rank: number }>(sql`
+    select f.file_id as fileId, ${knowledgeFiles.name} as fileName, f.text as text, bm25(knowledge_fts) as rank
+      from knowledge_fts f join ${knowledgeFiles} on ${knowledgeFiles.id} = f.file_id
+     where knowledge_fts match ${match} and f.site_id = ${siteId} and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
+     order by rank limit ${limit}`);
   return rows.map((row) => ({
     fileId: row.fileId,
     fileName: row.fileName,

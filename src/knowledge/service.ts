@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
-import type { Db, DbHandle } from '../db/client.js';
-import { knowledgeChunks, knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
+import type { Executor } from '../db/client.js';
+import { knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
 import { AppError, notFound, validationError } from '../errors.js';
+import { MAX_FILE_BYTES } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, MEDIA_TYPES, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
+import type { KnowledgeIndexer } from './indexer.js';
+import { searchKnowledge, type Passage, type SearchOptions } from './search.js';
 import { FileStorage, safeFileName, storageKeyFor } from './storage.js';
 
-export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+export type { KnowledgeFileRow };
 
 const ACCEPTED_LIST = ACCEPTED_EXTENSIONS.map((e) => `.${e}`).join(' ');
 
@@ -17,91 +20,28 @@ export const unsupportedFileType = (why: string) =>
 
 export const fileTooLarge = () => new AppError(413, 'FILE_TOO_LARGE', `The file is larger than the 10 MB limit (${MAX_FILE_BYTES} bytes)`);
 
+const oneFilePart = () =>
+  validationError('Send exactly one file, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
+
+/** One part of a multipart upload, as the HTTP layer parsed it. */
+export interface UploadPart {
+  type: 'file' | 'field';
+  fieldname: string;
+  filename?: string;
+  /** The file's bytes; `truncated` once more than the size limit arrived. */
+  file?: Readable & { truncated?: boolean };
+}
+
 /** An upload received into a temporary file and checked, not yet stored. */
-export interface ReceivedUpload {
+interface ReceivedUpload {
   tmpPath: string;
   name: string;
   extension: KnowledgeExtension;
   size: number;
 }
 
-/**
- * Streams one uploaded file to a temporary file and checks it: accepted extension, matching
- * content, not empty, within the size limit. Anything refused leaves nothing behind.
- */
-export async function receiveUpload(
-  storage: FileStorage,
-  upload: { filename: string; stream: Readable & { truncated?: boolean } },
-): Promise<ReceivedUpload> {
-  const extension = extensionOf(upload.filename);
-  if (!extension) {
-    upload.stream.resume();
-    throw unsupportedFileType(`"${safeFileName(upload.filename, 'bin')}" is not an accepted file type`);
-  }
-  const { tmpPath, size } = await storage.receive(upload.stream);
-  try {
-    if (upload.stream.truncated || size > MAX_FILE_BYTES) throw fileTooLarge();
-    if (size === 0) throw validationError('The file is empty', [{ path: '/body/file', message: 'must not be empty' }]);
-    if (!(await contentMatches(extension, tmpPath))) {
-      throw unsupportedFileType(`The content of the file is not a valid .${extension} file`);
-    }
-  } catch (error) {
-    await storage.discard(tmpPath);
-    throw error;
-  }
-  return { tmpPath, name: safeFileName(upload.filename, extension), extension, size };
-}
-
-/** Moves a received upload into storage and records it as `uploaded`; indexing comes after. */
-export async function storeUpload(handle: DbHandle, storage: FileStorage, siteId: string, upload: ReceivedUpload, now = new Date()): Promise<KnowledgeFileRow> {
-  const id = randomUUID();
-  const row: KnowledgeFileRow = {
-    id,
-    siteId,
-    name: upload.name,
-    extension: upload.extension,
-    mediaType: MEDIA_TYPES[upload.extension],
-    sizeBytes: upload.size,
-    status: 'uploaded',
-    error: null,
-    chunkCount: 0,
-    storageKey: storageKeyFor(siteId, id, upload.extension),
-    createdAt: now,
-    updatedAt: now,
-  };
-  await storage.commit(upload.tmpPath, row.storageKey);
-  try {
-    handle.db.insert(knowledgeFiles).values(row).run();
-  } catch (error) {
-    await storage.remove(row.storageKey);
-    throw error;
-  }
-  return row;
-}
-
-export function getKnowledgeFile(db: Db, siteId: string, fileId: string): KnowledgeFileRow {
-  const row = db
-    .select()
-    .from(knowledgeFiles)
-    .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.siteId, siteId)))
-    .get();
-  if (!row) throw notFound('knowledge item');
-  return row;
-}
-
-export function listKnowledgeFiles(db: Db, siteId: string, page: number, limit: number): Page<KnowledgeFileRow> {
-  const where = eq(knowledgeFiles.siteId, siteId);
-  return paginate(
-    page,
-    limit,
-    () => db.select({ n: count() }).from(knowledgeFiles).where(where).get()!.n,
-    (offset, size) =>
-      db.select().from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), desc(knowledgeFiles.id)).limit(size).offset(offset).all(),
-  );
-}
-
 /** Of the given ids, those that are knowledge files of the site. */
-export function existingFileIds(db: Db, siteId: string, fileIds: readonly string[]): Set<string> {
+export function existingFileIds(db: Executor, siteId: string, fileIds: readonly string[]): Set<string> {
   if (fileIds.length === 0) return new Set();
   const rows = db
     .select({ id: knowledgeFiles.id })
@@ -111,14 +51,128 @@ export function existingFileIds(db: Db, siteId: string, fileIds: readonly string
   return new Set(rows.map((r) => r.id));
 }
 
-/** Removes the file's row, chunks and index entries in one transaction, then the stored file. */
-export async function deleteKnowledgeFile(handle: DbHandle, storage: FileStorage, siteId: string, fileId: string): Promise<void> {
-  const row = handle.db.transaction((tx) => {
-    const found = getKnowledgeFile(tx as unknown as Db, siteId, fileId);
-    handle.sqlite.prepare('delete from knowledge_fts where file_id = ?').run(fileId);
-    tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
-    tx.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
-    return found;
-  });
-  await storage.remove(row.storageKey);
+function findFile(db: Executor, siteId: string, fileId: string): KnowledgeFileRow {
+  const row = db
+    .select()
+    .from(knowledgeFiles)
+    .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.siteId, siteId)))
+    .get();
+  if (!row) throw notFound('knowledge item');
+  return row;
+}
+
+/** A site's knowledge base: uploaded files, their index and search over it. */
+export class KnowledgeService {
+  constructor(
+    private readonly db: Executor,
+    private readonly storage: FileStorage,
+    private readonly indexer: KnowledgeIndexer,
+  ) {}
+
+  /**
+   * Takes the one file part of a multipart upload: streams it to a temporary file, checks it
+   * (accepted extension, matching content, not empty, within the size limit), stores it and
+   * queues its indexing. Anything refused leaves nothing on disk or in the database.
+   */
+  async upload(siteId: string, parts: AsyncIterable<UploadPart>): Promise<KnowledgeFileRow> {
+    let received: ReceivedUpload | null = null;
+    try {
+      for await (const part of parts) {
+        if (part.type !== 'file') continue;
+        if (part.fieldname !== 'file' || received) {
+          part.file?.resume();
+          throw oneFilePart();
+        }
+        received = await this.receive(part.filename ?? '', part.file!);
+      }
+      if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
+    } catch (error) {
+      if (received) await this.storage.discard(received.tmpPath);
+      throw error;
+    }
+    const row = await this.store(siteId, received);
+    this.indexer.enqueue(row.id);
+    return row;
+  }
+
+  private async receive(filename: string, stream: Readable & { truncated?: boolean }): Promise<ReceivedUpload> {
+    const extension = extensionOf(filename);
+    if (!extension) {
+      stream.resume();
+      throw unsupportedFileType(`"${safeFileName(filename, 'bin')}" is not an accepted file type`);
+    }
+    const { tmpPath, size } = await this.storage.receive(stream);
+    try {
+      if (stream.truncated || size > MAX_FILE_BYTES) throw fileTooLarge();
+      if (size === 0) throw validationError('The file is empty', [{ path: '/body/file', message: 'must not be empty' }]);
+      if (!(await contentMatches(extension, tmpPath))) {
+        throw unsupportedFileType(`The content of the file is not a valid .${extension} file`);
+      }
+    } catch (error) {
+      await this.storage.discard(tmpPath);
+      throw error;
+    }
+    return { tmpPath, name: safeFileName(filename, extension), extension, size };
+  }
+
+  /** Moves a received upload into storage and records it as `uploaded`; indexing comes after. */
+  private async store(siteId: string, upload: ReceivedUpload, now = new Date()): Promise<KnowledgeFileRow> {
+    const id = randomUUID();
+    const row: KnowledgeFileRow = {
+      id,
+      siteId,
+      name: upload.name,
+      extension: upload.extension,
+      mediaType: MEDIA_TYPES[upload.extension],
+      sizeBytes: upload.size,
+      status: 'uploaded',
+      error: null,
+      chunkCount: 0,
+      storageKey: storageKeyFor(siteId, id, upload.extension),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.storage.commit(upload.tmpPath, row.storageKey);
+    try {
+      this.db.insert(knowledgeFiles).values(row).run();
+    } catch (error) {
+      await this.storage.remove(row.storageKey);
+      throw error;
+    }
+    return row;
+  }
+
+  async get(siteId: string, fileId: string): Promise<KnowledgeFileRow> {
+    return findFile(this.db, siteId, fileId);
+  }
+
+  async list(siteId: string, page: number, limit: number): Promise<Page<KnowledgeFileRow>> {
+    const where = eq(knowledgeFiles.siteId, siteId);
+    return paginate(
+      page,
+      limit,
+      () => this.db.select({ n: count() }).from(knowledgeFiles).where(where).get()!.n,
+      (offset, size) =>
+        this.db.select().from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), desc(knowledgeFiles.id)).limit(size).offset(offset).all(),
+    );
+  }
+
+  async search(siteId: string, query: string, options: SearchOptions = {}): Promise<Passage[]> {
+    return searchKnowledge(this.db, siteId, query, options);
+  }
+
+  /** Of the given ids, those that are the site's files (selected files a batch or task names). */
+  async existingIds(siteId: string, fileIds: readonly string[]): Promise<Set<string>> {
+    return existingFileIds(this.db, siteId, fileIds);
+  }
+
+  /** Removes the file's row (its chunks and index entries go with it), then the stored file. */
+  async delete(siteId: string, fileId: string): Promise<void> {
+    const row = this.db.transaction((tx) => {
+      const found = findFile(tx, siteId, fileId);
+      tx.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
+      return found;
+    });
+    await this.storage.remove(row.storageKey);
+  }
 }

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { posts, type PostRow } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
+import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, type PostListStatus, type Visibility } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
-import { MAX_SLUG_LENGTH, slugify, uniqueSlug } from './slug.js';
+import { slugify, uniqueSlug } from './slug.js';
+import { cleanTags } from './tags.js';
 
-export const MAX_TAGS = 20;
-export const MAX_TITLE_LENGTH = 300;
-
-export type Visibility = 'public' | 'unlisted';
+export type { PostRow };
 
 export interface PostInput {
   title: string;
@@ -34,7 +33,7 @@ export interface ListQuery {
   page: number;
   limit: number;
   /** draft | published (public) | unlisted | all; omitted lists drafts and public posts. */
-  status?: 'draft' | 'published' | 'unlisted' | 'all';
+  status?: PostListStatus;
   tag?: string;
   category?: string;
   q?: string;
@@ -50,32 +49,10 @@ function cleanTitle(title: string): string {
   return trimmed;
 }
 
-/** Trimmed, non-empty, de-duplicated case-insensitively (the first spelling wins). */
-export function distinctTags(tags: readonly string[] | undefined): string[] {
-  const seen = new Set<string>();
-  const result: string[] = [];
-  for (const raw of tags ?? []) {
-    const tag = raw.trim();
-    if (!tag || seen.has(tag.toLowerCase())) continue;
-    seen.add(tag.toLowerCase());
-    result.push(tag);
-  }
-  return result;
-}
-
-/** distinctTags(), refusing more than 20. */
-export function cleanTags(tags: readonly string[] | undefined): string[] {
-  const result = distinctTags(tags);
-  if (result.length > MAX_TAGS) {
-    throw validationError(`at most ${MAX_TAGS} distinct tags`, [{ path: '/body/tags', message: `must hold at most ${MAX_TAGS} distinct tags` }]);
-  }
-  return result;
-}
-
 const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
 
 /** The highest N among the site's slugs `<base>-N`, read from the (site, slug) index; 1 when none. */
-function highestSuffix(db: Db, siteId: string, base: string): number {
+function highestSuffix(db: Executor, siteId: string, base: string): number {
   const start = base.length + 2;
   // '-' and '.' are adjacent characters, so the range is exactly "starts with <base>-".
   const row = db.get<{ n: number | null }>(sql`
@@ -90,7 +67,7 @@ function highestSuffix(db: Db, siteId: string, base: string): number {
  * reading the colliding rows (a Chinese blog's titles all slug to "post"). Near the 80-character
  * limit, where suffixes cut into the base, the first gap is searched among the candidates.
  */
-function freeSlug(db: Db, siteId: string, title: string, exceptPostId?: string): string {
+function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: string): string {
   const base = slugify(title);
   const holder = db
     .select({ id: posts.id })
@@ -114,7 +91,7 @@ function freeSlug(db: Db, siteId: string, title: string, exceptPostId?: string):
  * Inserts a post. Runs inside a synchronous transaction so the slug check and the insert are
  * one step; callers that already hold a transaction pass it as `db`.
  */
-export function insertPost(db: Db, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
+function insertPost(db: Executor, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
   const title = cleanTitle(input.title);
   const tags = cleanTags(input.tags);
   const isDraft = input.isDraft ?? true;
@@ -141,11 +118,7 @@ export function insertPost(db: Db, siteId: string, input: PostInput, origin: Pos
   return row;
 }
 
-export function createPost(db: Db, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
-  return db.transaction((tx) => insertPost(tx as unknown as Db, siteId, input, origin, now));
-}
-
-const selectPost = (db: Db) =>
+const selectPost = (db: Executor) =>
   db
     .select()
     .from(posts)
@@ -153,9 +126,9 @@ const selectPost = (db: Db) =>
     .prepare();
 
 // Reading one post is the hottest query: prepare it once per connection, not per request.
-const preparedSelectPost = new WeakMap<Db, ReturnType<typeof selectPost>>();
+const preparedSelectPost = new WeakMap<Executor, ReturnType<typeof selectPost>>();
 
-export function getPost(db: Db, siteId: string, postId: string): PostRow {
+function getPost(db: Executor, siteId: string, postId: string): PostRow {
   let query = preparedSelectPost.get(db);
   if (!query) preparedSelectPost.set(db, (query = selectPost(db)));
   const row = query.get({ postId, siteId });
@@ -167,9 +140,9 @@ export function getPost(db: Db, siteId: string, postId: string): PostRow {
 const nextUpdatedAt = (previous: Date, now: Date) => new Date(Math.max(now.getTime(), previous.getTime() + 1));
 
 /** PUT: a draft becomes published, a published post becomes a draft. */
-export function togglePost(db: Db, siteId: string, postId: string, now = new Date()): PostRow {
+function togglePost(db: Executor, siteId: string, postId: string, now = new Date()): PostRow {
   return db.transaction((tx) => {
-    const current = getPost(tx as unknown as Db, siteId, postId);
+    const current = getPost(tx, siteId, postId);
     const isDraft = !current.isDraft;
     const changes = {
       isDraft,
@@ -182,17 +155,17 @@ export function togglePost(db: Db, siteId: string, postId: string, now = new Dat
 }
 
 /** PATCH: edits the given fields; a new title gets a new slug unless it slugs the same. */
-export function updatePost(db: Db, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
+function updatePost(db: Executor, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
     throw validationError('Nothing to edit: give at least one of title, description, content, category, tags, authorId, isDraft, visibility');
   }
   return db.transaction((tx) => {
-    const current = getPost(tx as unknown as Db, siteId, postId);
+    const current = getPost(tx, siteId, postId);
     const changes: Partial<PostRow> = {};
     if (patch.title !== undefined) {
       changes.title = cleanTitle(patch.title);
-      if (slugify(changes.title) !== slugify(current.title)) changes.slug = freeSlug(tx as unknown as Db, siteId, changes.title, postId);
+      if (slugify(changes.title) !== slugify(current.title)) changes.slug = freeSlug(tx, siteId, changes.title, postId);
     }
     if (patch.description !== undefined) changes.description = optional(patch.description);
     if (patch.content !== undefined) changes.content = optional(patch.content);
@@ -211,7 +184,7 @@ export function updatePost(db: Db, siteId: string, postId: string, patch: PostPa
 }
 
 /** Deletes a post for good. Tasks that made it keep their record; their postId then dangles on purpose. */
-export function deletePost(db: Db, siteId: string, postId: string): void {
+function deletePost(db: Executor, siteId: string, postId: string): void {
   const result = db
     .delete(posts)
     .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
@@ -221,7 +194,7 @@ export function deletePost(db: Db, siteId: string, postId: string): void {
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRow> {
+function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow> {
   const filters: SQL[] = [eq(posts.siteId, siteId)];
   switch (query.status) {
     case 'draft':
@@ -271,4 +244,41 @@ export function listPosts(db: Db, siteId: string, query: ListQuery): Page<PostRo
       return page.map((rowid) => byRowid.get(rowid)!);
     },
   );
+}
+
+/**
+ * Posts of a site. Methods answer promises, as a database that answers over the network
+ * would; each one is a single synchronous statement or transaction underneath.
+ */
+export class PostService {
+  constructor(private readonly db: Executor) {}
+
+  async create(siteId: string, input: PostInput, origin: PostOrigin = {}): Promise<PostRow> {
+    return this.db.transaction((tx) => insertPost(tx, siteId, input, origin));
+  }
+
+  /** Inserts inside a caller's transaction (a job committing its post with its own success). */
+  insert(tx: Executor, siteId: string, input: PostInput, origin: PostOrigin = {}): PostRow {
+    return insertPost(tx, siteId, input, origin);
+  }
+
+  async get(siteId: string, postId: string): Promise<PostRow> {
+    return getPost(this.db, siteId, postId);
+  }
+
+  async toggle(siteId: string, postId: string): Promise<PostRow> {
+    return togglePost(this.db, siteId, postId);
+  }
+
+  async update(siteId: string, postId: string, patch: PostPatch): Promise<PostRow> {
+    return updatePost(this.db, siteId, postId, patch);
+  }
+
+  async delete(siteId: string, postId: string): Promise<void> {
+    deletePost(this.db, siteId, postId);
+  }
+
+  async list(siteId: string, query: ListQuery): Promise<Page<PostRow>> {
+    return listPosts(this.db, siteId, query);
+  }
 }

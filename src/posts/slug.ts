@@ -1,4 +1,4 @@
-export const MAX_SLUG_LENGTH = 80;
+import { MAX_SLUG_LENGTH } from '../limits.js';
 
 /**
  * URL slug from a title: ASCII `[a-z0-9-]` only, accents folded (`Café` -> `cafe`), every other

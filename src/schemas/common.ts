@@ -1,7 +1,12 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { MAX_LIMIT, MAX_PAGE } from '../pagination.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from '../limits.js';
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+/** Handlers give a Date; the serializer writes it as ISO 8601 UTC with milliseconds. */
+export const Timestamp = Type.Unsafe<Date>({ type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+/** A string enumeration; validation errors name the allowed values ("must be one of: a, b"). */
+export const StringEnum = <T extends string>(values: readonly T[], description?: string) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], description });
+
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 export const SiteSchema = Type.Object({ id: Type.String(), name: Type.String() }, { $id: 'Site' });
@@ -29,7 +34,7 @@ export const PaginationSchema = Type.Object({
 
 export const PageQuery = {
   page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
-  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 20 }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }),
 };
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });

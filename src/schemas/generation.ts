@@ -1,17 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { BATCH_STATUSES, MAX_BATCH_POSTS } from '../jobs/batch.js';
-import { LENGTHS, STYLES, TONES } from '../generation/types.js';
-import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
+import { BATCH_STATUSES, JOB_STATUSES, LENGTHS, MAX_AUDIENCE_LENGTH, MAX_AUTHOR_ID_LENGTH, MAX_BATCH_POSTS, MAX_CATEGORY_LENGTH, MAX_TAGS, MAX_TAG_LENGTH, MAX_TOPIC_LENGTH, STYLES, TONES } from '../limits.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, StringEnum, Timestamp, envelope } from './common.js';
 import { PostSummary } from './posts.js';
-
-/** A string enumeration; validation errors name the allowed values. */
-export const StringEnum = <T extends string>(values: readonly T[], description?: string) =>
-  Type.Unsafe<T>({ type: 'string', enum: [...values], description });
 
 /** The spec's batch example lists tone `formal`; it is accepted there and means `authoritative`. */
 export const BATCH_TONES = [...TONES, 'formal'] as const;
 
-const Topic = Type.String({ minLength: 1, maxLength: 1000, description: '1-300 characters after trimming' });
+// Room for surrounding whitespace: the core trims and then holds the topic to MAX_TOPIC_LENGTH.
+const Topic = Type.String({ minLength: 1, maxLength: 1000, description: `1-${MAX_TOPIC_LENGTH} characters after trimming` });
 const DateTime = Type.String({ format: 'date-time' });
 
 const generationFields = <T extends string>(tones: readonly T[]) => ({
@@ -19,7 +15,7 @@ const generationFields = <T extends string>(tones: readonly T[]) => ({
   length: Type.Optional(StringEnum(LENGTHS)),
   tone: Type.Optional(StringEnum(tones)),
   includeExamples: Type.Optional(Type.Boolean()),
-  targetAudience: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  targetAudience: Type.Optional(Type.Union([Type.String({ maxLength: MAX_AUDIENCE_LENGTH }), Type.Null()])),
 });
 
 export const GenerateBody = Type.Object({ topic: Topic, ...generationFields(TONES) });
@@ -34,9 +30,9 @@ export const GenerateResponse = Type.Object({
 
 const batchFields = {
   ...generationFields(BATCH_TONES),
-  authorId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
-  category: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
-  tags: Type.Optional(Type.Array(Type.String({ maxLength: 50 }), { maxItems: 20 })),
+  authorId: Type.Optional(Type.Union([Type.String({ maxLength: MAX_AUTHOR_ID_LENGTH }), Type.Null()])),
+  category: Type.Optional(Type.Union([Type.String({ maxLength: MAX_CATEGORY_LENGTH }), Type.Null()])),
+  tags: Type.Optional(Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH }), { maxItems: MAX_TAGS })),
   status: Type.Optional(StringEnum(BATCH_STATUSES, 'DRAFT (default), UNLISTED or PUBLISHED')),
   useKnowledge: Type.Optional(Type.Boolean()),
   selectedFileIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 })),
@@ -63,7 +59,7 @@ export const BatchResponse = envelope(
   }),
 );
 
-const TaskStatus = StringEnum(['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const);
+const TaskStatus = StringEnum(JOB_STATUSES);
 const NullableTime = Type.Union([Timestamp, Type.Null()]);
 
 export const TaskSchema = Type.Object({

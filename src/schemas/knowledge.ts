@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
+import { KNOWLEDGE_STATUSES } from '../limits.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, StringEnum, Timestamp, envelope } from './common.js';
 
 /** A knowledge item as the upload returns it (spec 2.3). */
 export const KnowledgeItem = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   type: Type.String({ description: 'Media type' }),
-  status: Type.Union([Type.Literal('uploaded'), Type.Literal('indexed'), Type.Literal('failed')]),
+  status: StringEnum(KNOWLEDGE_STATUSES),
   size: Type.String({ description: 'Human-readable, base 1024: "512 B", "12.3 KB", "2.4 MB"' }),
   lastUpdated: Timestamp,
   s3Key: Type.String({ description: '<site_id>/knowledge/<id>.<ext>' }),

@@ -1,17 +1,29 @@
 import { Type } from '@sinclair/typebox';
-import { NullableString, PageQuery, PaginationSchema, SiteRef, Timestamp, envelope } from './common.js';
+import {
+  MAX_AUTHOR_ID_LENGTH,
+  MAX_CATEGORY_LENGTH,
+  MAX_CONTENT_LENGTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_TAGS,
+  MAX_TAG_LENGTH,
+  MAX_TITLE_LENGTH,
+  POST_LIST_STATUSES,
+  VISIBILITIES,
+} from '../limits.js';
+import { NullableString, PageQuery, PaginationSchema, SiteRef, StringEnum, Timestamp, envelope } from './common.js';
 
-const Tags = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 100, description: 'De-duplicated, at most 20 distinct' });
-const Title = Type.String({ minLength: 1, maxLength: 300 });
+// More items than the limit are let through: duplicates are dropped before it is applied.
+const Tags = Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH }), { maxItems: 100, description: `De-duplicated, at most ${MAX_TAGS} distinct` });
+const Title = Type.String({ minLength: 1, maxLength: MAX_TITLE_LENGTH });
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]));
 
 // Fields a client may set on a post; create requires the title, PATCH any one of them.
 const editableFields = {
-  description: OptionalText(2000),
-  content: OptionalText(1_000_000),
-  category: OptionalText(100),
+  description: OptionalText(MAX_DESCRIPTION_LENGTH),
+  content: OptionalText(MAX_CONTENT_LENGTH),
+  category: OptionalText(MAX_CATEGORY_LENGTH),
   tags: Type.Optional(Tags),
-  authorId: OptionalText(100),
+  authorId: OptionalText(MAX_AUTHOR_ID_LENGTH),
   isDraft: Type.Optional(Type.Boolean()),
 };
 
@@ -21,16 +33,16 @@ export const PatchPostBody = Type.Object(
   {
     title: Type.Optional(Title),
     ...editableFields,
-    visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('unlisted')])),
+    visibility: Type.Optional(StringEnum(VISIBILITIES)),
   },
   { minProperties: 1 },
 );
 
 export const ListPostsQuery = Type.Object({
   ...PageQuery,
-  status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('unlisted'), Type.Literal('all')])),
-  tag: Type.Optional(Type.String({ maxLength: 50 })),
-  category: Type.Optional(Type.String({ maxLength: 100 })),
+  status: Type.Optional(StringEnum(POST_LIST_STATUSES)),
+  tag: Type.Optional(Type.String({ maxLength: MAX_TAG_LENGTH })),
+  category: Type.Optional(Type.String({ maxLength: MAX_CATEGORY_LENGTH })),
   q: Type.Optional(Type.String({ maxLength: 200 })),
 });
 
@@ -60,7 +72,7 @@ export const PostDetail = Type.Object({
   cta: Type.Null(),
   authorId: NullableString,
   isDraft: Type.Boolean(),
-  visibility: Type.Union([Type.Literal('public'), Type.Literal('unlisted')]),
+  visibility: StringEnum(VISIBILITIES),
   publishedAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,

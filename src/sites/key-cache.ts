@@ -1,5 +1,4 @@
-import type Database from 'better-sqlite3';
-import type { Db } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { findActiveKey, hashKey, revokeKey, type AuthenticatedKey } from './keys.js';
 
 /**
@@ -12,19 +11,13 @@ import { findActiveKey, hashKey, revokeKey, type AuthenticatedKey } from './keys
 export class KeyAuthenticator {
   private readonly cache = new Map<string, AuthenticatedKey | null>();
   private dataVersion: number;
-  private readonly dataVersionQuery: Database.Statement;
 
   constructor(
-    private readonly db: Db,
-    sqlite: Database.Database,
+    private readonly db: Executor,
+    private readonly readDataVersion: () => number,
     private readonly maxEntries = 1000,
   ) {
-    this.dataVersionQuery = sqlite.prepare('PRAGMA data_version').pluck();
-    this.dataVersion = this.readDataVersion();
-  }
-
-  private readDataVersion(): number {
-    return this.dataVersionQuery.get() as number;
+    this.dataVersion = readDataVersion();
   }
 
   authenticate(key: string): AuthenticatedKey | undefined {

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Executor } from '../db/client.js';
 import { apiKeys, sites, type Site } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
+import { MAX_SITE_NAME_LENGTH } from '../limits.js';
 
 export const KEY_PREFIX = 'blog_';
 
@@ -31,31 +32,31 @@ export const generateKey = () => KEY_PREFIX + randomBytes(32).toString('base64ur
 
 const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);
 
-export function createSite(db: Db, name: string, now = new Date()): Site {
+export function createSite(db: Executor, name: string, now = new Date()): Site {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 200) throw validationError('site name must be 1-200 characters');
+  if (trimmed.length === 0 || trimmed.length > MAX_SITE_NAME_LENGTH) throw validationError(`site name must be 1-${MAX_SITE_NAME_LENGTH} characters`);
   const site = { id: randomUUID(), name: trimmed, createdAt: now };
   db.insert(sites).values(site).run();
   return site;
 }
 
-export function listSites(db: Db): Site[] {
+export function listSites(db: Executor): Site[] {
   return db.select().from(sites).orderBy(asc(sites.createdAt)).all();
 }
 
-export function getSite(db: Db, siteId: string): Site | undefined {
+export function getSite(db: Executor, siteId: string): Site | undefined {
   return db.select().from(sites).where(eq(sites.id, siteId)).get();
 }
 
 /** Stores a key for a site (a given one, for BOOTSTRAP_API_KEY, or a new one) and returns it in clear. */
-export function createKey(db: Db, siteId: string, key = generateKey(), now = new Date()): { key: string; info: ApiKeyInfo } {
+export function createKey(db: Executor, siteId: string, key = generateKey(), now = new Date()): { key: string; info: ApiKeyInfo } {
   if (!getSite(db, siteId)) throw notFound('site');
   const info: ApiKeyInfo = { id: randomUUID(), siteId, prefix: displayPrefix(key), createdAt: now, revokedAt: null };
   db.insert(apiKeys).values({ ...info, hash: hashKey(key) }).run();
   return { key, info };
 }
 
-export function listKeys(db: Db, siteId: string): ApiKeyInfo[] {
+export function listKeys(db: Executor, siteId: string): ApiKeyInfo[] {
   return db
     .select({ id: apiKeys.id, siteId: apiKeys.siteId, prefix: apiKeys.prefix, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
@@ -65,7 +66,7 @@ export function listKeys(db: Db, siteId: string): ApiKeyInfo[] {
 }
 
 /** Revokes a key; true when it was active. Revoking twice is harmless. */
-export function revokeKey(db: Db, keyId: string, now = new Date()): boolean {
+export function revokeKey(db: Executor, keyId: string, now = new Date()): boolean {
   const found = db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, keyId)).get();
   if (!found) throw notFound('key');
   const result = db
@@ -77,7 +78,7 @@ export function revokeKey(db: Db, keyId: string, now = new Date()): boolean {
 }
 
 /** Finds the site of an active key by the key's hash, or undefined for unknown and revoked keys. */
-export function findActiveKey(db: Db, keyHash: string): AuthenticatedKey | undefined {
+export function findActiveKey(db: Executor, keyHash: string): AuthenticatedKey | undefined {
   const row = db
     .select({ keyId: apiKeys.id, siteId: sites.id, siteName: sites.name })
     .from(apiKeys)
@@ -87,15 +88,20 @@ export function findActiveKey(db: Db, keyHash: string): AuthenticatedKey | undef
   return row && { keyId: row.keyId, site: { id: row.siteId, name: row.siteName } };
 }
 
+/** A site and its first key, in one transaction; the key is returned in clear, once. */
+export function createSiteWithKey(db: Executor, name: string, key = generateKey()): { site: Site; key: string } {
+  return db.transaction((tx) => {
+    const site = createSite(tx, name);
+    return { site, key: createKey(tx, site.id, key).key };
+  });
+}
+
 /**
  * Creates the first site and its key when the database has no site yet. Returns the key in
  * clear only when it was generated here, so the caller can print it once.
  */
-export function bootstrapFirstSite(db: Db, siteName: string, bootstrapKey: string | null): { site: Site; generatedKey: string | null } | null {
+export function bootstrapFirstSite(db: Executor, siteName: string, bootstrapKey: string | null): { site: Site; generatedKey: string | null } | null {
   if (db.select({ id: sites.id }).from(sites).limit(1).get()) return null;
-  return db.transaction((tx) => {
-    const site = createSite(tx as unknown as Db, siteName);
-    const { key } = createKey(tx as unknown as Db, site.id, bootstrapKey ?? generateKey());
-    return { site, generatedKey: bootstrapKey ? null : key };
-  });
+  const { site, key } = createSiteWithKey(db, siteName, bootstrapKey ?? generateKey());
+  return { site, generatedKey: bootstrapKey ? null : key };
 }

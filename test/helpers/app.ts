@@ -4,14 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp, type BuildOptions } from '../../src/app.js';
+import Database from 'better-sqlite3';
+import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createKey, createSite } from '../../src/sites/keys.js';
+import { createSiteWithKey } from '../../src/sites/keys.js';
 
 export const BOOTSTRAP_KEY = 'blog_test-bootstrap-key-0123456789abcdef';
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const fixturesDir = path.resolve(projectRoot, '../shared/fixtures');
+export const fixturesDir = path.join(projectRoot, 'test/fixtures');
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -38,14 +39,30 @@ export interface TestApp {
   call(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   /** Another site on the same app, with its own key. */
   addSite(name: string): { site: { id: string; name: string }; key: string };
+  /** A second connection to the app's database, for what a test checks behind the API. */
+  readonly sqlite: Database.Database;
 }
 
-export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: Pick<BuildOptions, 'generator' | 'jobs'> = {}): Promise<TestApp> {
+/** The app as the server builds it, on the given configuration. */
+export async function startApp(t: Teardown, config: Config, options: Omit<AppOptions, 'config'> = {}): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(config, false));
+  t.teardown(() => app.close());
+  await app.register(blogApp, { config, bootstrap: { onKey() {} }, ...options });
+  await app.ready();
+  return app;
+}
+
+export async function buildTestApp(
+  t: Teardown,
+  env: Record<string, string> = {},
+  options: Pick<AppOptions, 'generator' | 'jobs' | 'chunkSource'> = {},
+): Promise<TestApp> {
   const dataDir = tempDataDir(t);
   const config = testConfig(dataDir, env);
-  const app = await buildApp({ config, logger: false, ...options });
-  t.teardown(() => app.close());
-  const site = app.authenticator.authenticate(BOOTSTRAP_KEY)!.site;
+  const app = await startApp(t, config, options);
+  const site = app.sites.authenticate(BOOTSTRAP_KEY)!.site;
+  let sqlite: Database.Database | null = null;
+  t.teardown(() => sqlite?.close());
   return {
     app,
     config,
@@ -57,8 +74,12 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
       return app.inject({ ...rest, headers: { ...auth, ...headers } } as InjectOptions);
     },
     addSite(name) {
-      const created = createSite(app.db, name);
-      return { site: { id: created.id, name: created.name }, key: createKey(app.db, created.id).key };
+      const { site: created, key } = createSiteWithKey(app.database.db, name);
+      return { site: { id: created.id, name: created.name }, key };
+    },
+    get sqlite() {
+      sqlite ??= new Database(path.join(dataDir, 'blog.db'));
+      return sqlite;
     },
   };
 }

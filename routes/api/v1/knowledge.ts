@@ -1,18 +1,9 @@
 import multipart from '@fastify/multipart';
-import type { Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { KnowledgeFileRow } from '../../../src/db/schema.js';
-import { AppError, validationError } from '../../../src/errors.js';
-import { searchKnowledge } from '../../../src/knowledge/search.js';
-import {
-  MAX_FILE_BYTES,
-  deleteKnowledgeFile,
-  getKnowledgeFile,
-  listKnowledgeFiles,
-  receiveUpload,
-  storeUpload,
-  type ReceivedUpload,
-} from '../../../src/knowledge/service.js';
+import { AppError } from '../../../src/errors.js';
+import { MAX_FILE_BYTES } from '../../../src/limits.js';
+import type { KnowledgeFileRow } from '../../../src/knowledge/service.js';
 import { formatSize } from '../../../src/knowledge/storage.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import {
@@ -44,7 +35,8 @@ const tags = ['knowledge'];
 const isMultipartSyntaxError = (error: unknown): error is Error =>
   error instanceof Error && !(error instanceof AppError) && (error as { code?: unknown }).code === undefined && /multipart|boundary|part/i.test(error.message);
 
-export default async function knowledgeRoutes(app: FastifyInstance) {
+export default async function knowledgeRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 10, parts: 12, fieldSize: 1024 } });
   app.addHook('onRequest', app.requireSite);
 
@@ -59,37 +51,23 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      let received: ReceivedUpload | null = null;
-      try {
-        for await (const part of request.parts()) {
-          if (part.type !== 'file') continue;
-          if (part.fieldname !== 'file' || received) {
-            part.file.resume();
-            throw validationError('Send exactly one file, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
-          }
-          received = await receiveUpload(app.storage, { filename: part.filename, stream: part.file });
-        }
-        if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
-      } catch (error) {
-        if (received) await app.storage.discard(received.tmpPath);
+      const row = await app.knowledge.upload(request.site.id, request.parts()).catch((error: unknown) => {
         throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
-      }
-      const row = await storeUpload(app.dbHandle, app.storage, request.site.id, received);
-      app.indexer.enqueue(row.id);
+      });
       return reply.code(201).send({ success: true, data: { message: 'File uploaded successfully', knowledge: knowledgeView(row), site: request.site } });
     },
   );
 
-  app.get<{ Querystring: Static<typeof KnowledgeListQuery> }>(
+  app.get(
     '/knowledge',
     { schema: { tags, summary: 'List knowledge files', querystring: KnowledgeListQuery, response: { 200: KnowledgeListResponse, ...errorResponses } } },
     async (request) => {
-      const page = listKnowledgeFiles(app.db, request.site.id, request.query.page, request.query.limit);
-      return { success: true, data: { items: page.items.map(knowledgeView), pagination: page.pagination, site: request.site } };
+      const page = await app.knowledge.list(request.site.id, request.query.page, request.query.limit);
+      return { success: true as const, data: { items: page.items.map(knowledgeView), pagination: page.pagination, site: request.site } };
     },
   );
 
-  app.get<{ Querystring: Static<typeof KnowledgeSearchQuery> }>(
+  app.get(
     '/knowledge/search',
     {
       schema: { tags, summary: 'Search the knowledge base (BM25)', querystring: KnowledgeSearchQuery, response: { 200: KnowledgeSearchResponse, ...errorResponses } },
@@ -97,26 +75,26 @@ export default async function knowledgeRoutes(app: FastifyInstance) {
     async (request) => {
       const { q, fileIds, limit } = request.query;
       const ids = fileIds?.split(',').map((id) => id.trim()).filter(Boolean);
-      const results = searchKnowledge(app.dbHandle.sqlite, request.site.id, q, { fileIds: ids?.length ? ids : undefined, limit });
-      return { success: true, data: { query: q, results, site: request.site } };
+      const results = await app.knowledge.search(request.site.id, q, { fileIds: ids?.length ? ids : undefined, limit });
+      return { success: true as const, data: { query: q, results, site: request.site } };
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/knowledge/:id',
     { schema: { tags, summary: 'Retrieve a knowledge file', params: IdParams, response: { 200: KnowledgeDetailResponse, ...errorResponses } } },
     async (request) => {
-      const row = getKnowledgeFile(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Knowledge item retrieved successfully', knowledge: knowledgeView(row), site: request.site } };
+      const row = await app.knowledge.get(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Knowledge item retrieved successfully', knowledge: knowledgeView(row), site: request.site } };
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete(
     '/knowledge/:id',
     { schema: { tags, summary: 'Delete a knowledge file and its index', params: IdParams, response: { 200: KnowledgeDeletedResponse, ...errorResponses } } },
     async (request) => {
-      await deleteKnowledgeFile(app.dbHandle, app.storage, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Knowledge item deleted successfully', knowledgeId: request.params.id, site: request.site } };
+      await app.knowledge.delete(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Knowledge item deleted successfully', knowledgeId: request.params.id, site: request.site } };
     },
   );
 }

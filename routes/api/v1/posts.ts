@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { validationError } from '../../../src/errors.js';
-import { cleanTopic, writeGroundedPost } from '../../../src/generation/grounded.js';
-import { createBatch } from '../../../src/jobs/batch.js';
-import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
-import { createPost, deletePost, getPost, listPosts, togglePost, updatePost } from '../../../src/posts/service.js';
-import type { PostRow } from '../../../src/db/schema.js';
+import { cleanTopic } from '../../../src/generation/grounded.js';
+import type { PostRow } from '../../../src/posts/service.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
+import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import {
   CreatePostBody,
   ListPostsQuery,
@@ -23,19 +21,20 @@ export const postView = (post: PostRow) => ({ ...post, cta: null });
 
 const tags = ['posts'];
 
-export default async function postRoutes(app: FastifyInstance) {
+export default async function postRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  app.post<{ Body: Static<typeof CreatePostBody> }>(
+  app.post(
     '/posts',
     { schema: { tags, summary: 'Create a post', body: CreatePostBody, response: { 201: PostCreatedResponse, ...errorResponses } } },
     async (request, reply) => {
-      const post = createPost(app.db, request.site.id, request.body);
+      const post = await app.posts.create(request.site.id, request.body);
       return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postView(post), site: request.site } });
     },
   );
 
-  app.post<{ Body: Static<typeof GenerateBody> }>(
+  app.post(
     '/posts/generate',
     {
       schema: {
@@ -52,8 +51,7 @@ export default async function postRoutes(app: FastifyInstance) {
       const onClose = () => !reply.raw.writableFinished && abort.abort(new Error('client disconnected'));
       reply.raw.once('close', onClose);
       try {
-        const { result } = await writeGroundedPost({ handle: app.dbHandle, generator: app.generator }, request.site.id, { ...request.body, topic }, abort.signal);
-        const post = createPost(app.db, request.site.id, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
+        const post = await app.writer.write(request.site.id, { ...request.body, topic }, abort.signal);
         return reply.code(201).send({
           message: 'Post generated successfully',
           post: postView(post),
@@ -67,18 +65,11 @@ export default async function postRoutes(app: FastifyInstance) {
     },
   );
 
-  app.post<{ Body: Static<typeof BatchBody> }>(
+  app.post(
     '/posts/batch',
-    {
-      schema: {
-        tags,
-        summary: 'Schedule up to 100 generated posts',
-        body: BatchBody,
-        response: { 202: BatchResponse, ...errorResponses },
-      },
-    },
+    { schema: { tags, summary: 'Schedule up to 100 generated posts', body: BatchBody, response: { 202: BatchResponse, ...errorResponses } } },
     async (request, reply) => {
-      const { batchId, tasks } = createBatch(app.db, request.site.id, request.body, app.config.jobMaxAttempts);
+      const { batchId, tasks } = await app.tasks.schedule(request.site.id, request.body);
       return reply.code(202).send({
         success: true,
         data: {
@@ -92,25 +83,25 @@ export default async function postRoutes(app: FastifyInstance) {
     },
   );
 
-  app.get<{ Querystring: Static<typeof ListPostsQuery> }>(
+  app.get(
     '/posts',
     { schema: { tags, summary: 'List posts', querystring: ListPostsQuery, response: { 200: PostListResponse, ...errorResponses } } },
     async (request) => {
-      const page = listPosts(app.db, request.site.id, request.query);
-      return { success: true, data: { posts: page.items.map(postView), pagination: page.pagination, site: request.site } };
+      const page = await app.posts.list(request.site.id, request.query);
+      return { success: true as const, data: { posts: page.items.map(postView), pagination: page.pagination, site: request.site } };
     },
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/posts/:id',
     { schema: { tags, summary: 'Retrieve a post', params: IdParams, response: { 200: PostDetailResponse, ...errorResponses } } },
     async (request) => {
-      const post = getPost(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Post retrieved successfully', post: postView(post), site: request.site } };
+      const post = await app.posts.get(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Post retrieved successfully', post: postView(post), site: request.site } };
     },
   );
 
-  app.put<{ Params: Static<typeof IdParams> }>(
+  app.put(
     '/posts/:id',
     {
       schema: { tags, summary: 'Publish or unpublish a post (toggles isDraft)', params: IdParams, response: { 200: PostToggledResponse, ...errorResponses } },
@@ -121,28 +112,28 @@ export default async function postRoutes(app: FastifyInstance) {
       if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
         throw validationError('PUT toggles the draft state and takes no body; edit fields with PATCH /api/v1/posts/:id');
       }
-      const post = togglePost(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: post.isDraft ? 'Post unpublished successfully' : 'Post published successfully', post } };
+      const post = await app.posts.toggle(request.site.id, request.params.id);
+      return { success: true as const, data: { message: post.isDraft ? 'Post unpublished successfully' : 'Post published successfully', post } };
     },
   );
 
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchPostBody> }>(
+  app.patch(
     '/posts/:id',
     {
       schema: { tags, summary: 'Edit fields of a post', params: IdParams, body: PatchPostBody, response: { 200: PostDetailResponse, ...errorResponses } },
     },
     async (request) => {
-      const post = updatePost(app.db, request.site.id, request.params.id, request.body);
-      return { success: true, data: { message: 'Post updated successfully', post: postView(post), site: request.site } };
+      const post = await app.posts.update(request.site.id, request.params.id, request.body);
+      return { success: true as const, data: { message: 'Post updated successfully', post: postView(post), site: request.site } };
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete(
     '/posts/:id',
     { schema: { tags, summary: 'Delete a post permanently', params: IdParams, response: { 200: PostDeletedResponse, ...errorResponses } } },
     async (request) => {
-      deletePost(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Post deleted successfully', postId: request.params.id } };
+      await app.posts.delete(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Post deleted successfully', postId: request.params.id } };
     },
   );
 }

@@ -1,41 +1,38 @@
-import type { Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { TaskRow } from '../../../src/db/schema.js';
-import { cancelTask, getTask, listTasks } from '../../../src/jobs/store.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import { TaskListQuery, TaskListResponse, TaskResponse } from '../../../src/schemas/generation.js';
 
-export const taskView = (task: TaskRow) => ({ ...task, missingFileIds: task.missingFileIds ?? [] });
-
 const tags = ['tasks'];
 
-export default async function taskRoutes(app: FastifyInstance) {
+export default async function taskRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/tasks/:id',
     { schema: { tags, summary: 'Retrieve a batch generation task', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
     async (request) => {
-      const task = getTask(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Task retrieved successfully', task: taskView(task), site: request.site } };
+      const task = await app.tasks.get(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Task retrieved successfully', task, site: request.site } };
     },
   );
 
-  app.get<{ Querystring: Static<typeof TaskListQuery> }>(
+  app.get(
     '/tasks',
     { schema: { tags, summary: 'List tasks, by batch and status', querystring: TaskListQuery, response: { 200: TaskListResponse, ...errorResponses } } },
     async (request) => {
-      const page = listTasks(app.db, request.site.id, request.query);
-      return { success: true, data: { tasks: page.items.map(taskView), pagination: page.pagination, site: request.site } };
+      const page = await app.tasks.list(request.site.id, request.query);
+      return { success: true as const, data: { tasks: page.items, pagination: page.pagination, site: request.site } };
     },
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete(
     '/tasks/:id',
     { schema: { tags, summary: 'Cancel a pending task (409 otherwise)', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
     async (request) => {
-      const task = cancelTask(app.db, request.site.id, request.params.id);
-      return { success: true, data: { message: 'Task cancelled', task: taskView(task), site: request.site } };
+      const task = await app.tasks.cancel(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Task cancelled', task, site: request.site } };
     },
   );
 }

@@ -1,17 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import type { Db } from '../db/client.js';
-import type { TaskRow } from '../db/schema.js';
 import { validationError } from '../errors.js';
 import { cleanTopic, type PostRequest } from '../generation/grounded.js';
-import type { Tone } from '../generation/types.js';
-import { existingFileIds } from '../knowledge/service.js';
-import type { Visibility } from '../posts/service.js';
+import type { BatchStatus, Tone, Visibility } from '../limits.js';
 import { scheduleBatch } from './schedule.js';
-import { createTasks } from './store.js';
-
-export const MAX_BATCH_POSTS = 100;
-export const BATCH_STATUSES = ['DRAFT', 'UNLISTED', 'PUBLISHED'] as const;
-export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /** Fields a batch's `defaults` may set and each post may override. */
 export interface BatchPostFields extends Omit<PostRequest, 'topic'> {
@@ -50,36 +40,35 @@ export function mergeDefaults(defaults: BatchPostInput | undefined, post: BatchP
   return merged as unknown as TaskParams;
 }
 
-/**
- * Validates a batch and writes its tasks in one transaction. Unknown `selectedFileIds` and
- * bad scheduling are refused before anything is written.
- */
-export function createBatch(db: Db, siteId: string, request: BatchRequest, maxAttempts: number, now = new Date()): { batchId: string; tasks: TaskRow[] } {
-  const topics = request.posts.map((post, i) => cleanTopic(post.topic, `/body/posts/${i}/topic`));
+/** A post of a batch as its task will write it. */
+export interface PlannedPost {
+  topic: string;
+  params: TaskParams;
+  scheduledFor: Date;
+}
 
+/**
+ * Checks a batch and plans its posts: topics, options merged over the defaults, due times.
+ * Unknown `selectedFileIds` (judged by `knownFileIds`) and bad scheduling are refused.
+ */
+export function planBatch(request: BatchRequest, knownFileIds: ReadonlySet<string>, now: Date): PlannedPost[] {
+  const topics = request.posts.map((post, i) => cleanTopic(post.topic, `/body/posts/${i}/topic`));
   const params = request.posts.map((post) => mergeDefaults(request.defaults, post));
-  // Ids in defaults count even where every post overrides them: a typo there is still a mistake.
-  const requested = [...new Set([...(request.defaults?.selectedFileIds ?? []), ...params.flatMap((p) => p.selectedFileIds ?? [])])];
-  const present = existingFileIds(db, siteId, requested);
-  const unknown = requested.filter((id) => !present.has(id));
+  const unknown = requestedFileIds(request).filter((id) => !knownFileIds.has(id));
   if (unknown.length) {
     throw validationError(`Unknown knowledge file ids: ${unknown.join(', ')}`, unknown.map((id) => ({ path: '/body/selectedFileIds', message: `unknown file id ${id}` })));
   }
-
   const toDate = (value: string | undefined) => (value === undefined ? null : new Date(value));
   const dueTimes = scheduleBatch(
     request.posts.map((post) => ({ scheduledFor: toDate(post.scheduledFor) })),
     { startDate: toDate(request.startDate), endDate: toDate(request.endDate) },
     now,
   );
-  const batchId = randomUUID();
-  const tasks = createTasks(
-    db,
-    siteId,
-    batchId,
-    topics.map((topic, i) => ({ topic, params: params[i], scheduledFor: dueTimes[i] })),
-    maxAttempts,
-    now,
-  );
-  return { batchId, tasks };
+  return topics.map((topic, i) => ({ topic, params: params[i], scheduledFor: dueTimes[i] }));
+}
+
+/** Every file id a batch names. Ids in defaults count even where each post overrides them: a typo there is still a mistake. */
+export function requestedFileIds(request: BatchRequest): string[] {
+  const ids = [...(request.defaults?.selectedFileIds ?? []), ...request.posts.flatMap((post) => post.selectedFileIds ?? [])];
+  return [...new Set(ids)];
 }

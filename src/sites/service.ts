@@ -1,0 +1,53 @@
+import type { DbHandle } from '../db/client.js';
+import type { Site } from '../db/schema.js';
+import { notFound } from '../errors.js';
+import { KeyAuthenticator } from './key-cache.js';
+import { createKey, createSiteWithKey, getSite, listKeys, listSites, type ApiKeyInfo, type AuthenticatedKey } from './keys.js';
+
+export type { Site };
+
+/** Sites and their API keys: what the admin CLI manages and every request authenticates with. */
+export class SiteService {
+  private readonly authenticator: KeyAuthenticator;
+
+  constructor(private readonly handle: DbHandle) {
+    this.authenticator = new KeyAuthenticator(handle.db, handle.dataVersion);
+  }
+
+  /**
+   * The site of an active key, or undefined. Synchronous on purpose: it runs on every request,
+   * answered from a cache that is dropped whenever the database changed under it.
+   */
+  authenticate(key: string): AuthenticatedKey | undefined {
+    return this.authenticator.authenticate(key);
+  }
+
+  /** A new site with its first key, returned in clear this once. */
+  async create(name: string): Promise<{ site: Site; key: string }> {
+    return createSiteWithKey(this.handle.db, name);
+  }
+
+  async list(): Promise<Site[]> {
+    return listSites(this.handle.db);
+  }
+
+  async get(siteId: string): Promise<Site> {
+    const site = getSite(this.handle.db, siteId);
+    if (!site) throw notFound('site');
+    return site;
+  }
+
+  async createKey(siteId: string): Promise<{ key: string; info: ApiKeyInfo }> {
+    return createKey(this.handle.db, siteId);
+  }
+
+  async listKeys(siteId: string): Promise<ApiKeyInfo[]> {
+    await this.get(siteId);
+    return listKeys(this.handle.db, siteId);
+  }
+
+  /** Revokes a key; it stops working at once. False when it was already revoked. */
+  async revokeKey(keyId: string): Promise<boolean> {
+    return this.authenticator.revoke(keyId);
+  }
+}

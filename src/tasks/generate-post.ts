@@ -1,0 +1,49 @@
+import { writeGroundedPost, type GroundedPost, type GroundingDeps } from '../generation/grounded.js';
+import type { JobHandler } from '../jobs/loop.js';
+import type { PostService } from '../posts/service.js';
+import { postStateFor, type TaskParams } from './batch.js';
+
+export const GENERATE_POST = 'generate-post';
+
+/** The payload of a batch task: the topic and the options merged over the batch's defaults. */
+export interface GeneratePostPayload {
+  topic: string;
+  params: TaskParams;
+}
+
+/** What a succeeded task records: the post it made and the selected files that had gone. */
+export interface GeneratePostResult {
+  postId: string;
+  missingFileIds: string[];
+}
+
+/**
+ * A batch task: write the post with the same generator as the generate endpoint, then insert
+ * it in the transaction that marks the task succeeded (the post's `sourceTaskId` is unique, so
+ * a task never makes two posts).
+ */
+export function generatePostHandler(deps: GroundingDeps & { posts: Pick<PostService, 'insert'> }): JobHandler<GeneratePostPayload, GroundedPost> {
+  return {
+    kind: GENERATE_POST,
+    run: ({ topic, params }, signal, job) => writeGroundedPost(deps, job.siteId, { ...params, topic }, signal),
+    complete(tx, { result, missingFileIds }, job) {
+      const { params } = job.payload;
+      const generated = result.post;
+      const post = deps.posts.insert(
+        tx,
+        job.siteId,
+        {
+          title: generated.title,
+          description: generated.description,
+          content: generated.content,
+          category: params.category ?? generated.category,
+          tags: params.tags ?? generated.tags,
+          authorId: params.authorId ?? null,
+          ...postStateFor(params.status),
+        },
+        { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
+      );
+      return { postId: post.id, missingFileIds } satisfies GeneratePostResult;
+    },
+  };
+}
