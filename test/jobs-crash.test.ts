@@ -37,8 +37,9 @@ t.test('SIGKILL while tasks run: a new process finishes every task with exactly 
   let slow = true;
   const ollama = await startFakeOllama(t, {
     chat: (_call, body, _req, res) => {
-      // Slow while the first process runs, so it is killed mid-generation; quick afterwards.
-      setTimeout(() => streamAnswer(res, body.model, JSON.stringify(validPost)), slow ? 30_000 : 10);
+      // Never answered while the first process runs, so it is killed mid-generation (its
+      // sockets close with it); quick afterwards.
+      if (!slow) setTimeout(() => streamAnswer(res, body.model, JSON.stringify(validPost)), 10);
     },
   });
   const dataDir = tempDataDir(t);

@@ -71,7 +71,7 @@ t.test('a failed attempt is retried after an exponential backoff with jitter', a
   const s = setup(t);
   const [task] = s.addJobs(1);
   let calls = 0;
-  const loop = s.makeLoop(async (row, signal) => {
+  const loop = s.makeLoop(async (row) => {
     calls++;
     if (calls < 3) throw new Error(`flaky ${calls}`);
     return row.payload.text;
@@ -140,7 +140,7 @@ t.test('concurrency never goes above the limit', async (t) => {
   let active = 0;
   let peak = 0;
   const loop = s.makeLoop(
-    async (row, signal) => {
+    async (row) => {
       active++;
       peak = Math.max(peak, active);
       await new Promise<void>((resolve) => gates.push(resolve));
@@ -175,7 +175,7 @@ t.test('cancel: a pending task is never run; a running one cannot be cancelled',
   t.throws(() => s.queue.cancel(s.site.id, NOTE, a.id), { code: 'CONFLICT' });
   t.throws(() => s.queue.cancel('other-site', NOTE, b.id), { code: 'NOT_FOUND' });
   let release!: () => void;
-  const loop = s.makeLoop(async (row, signal) => {
+  const loop = s.makeLoop(async (row) => {
     await new Promise<void>((resolve) => (release = resolve));
     return row.payload.text;
   });
@@ -223,7 +223,7 @@ t.test('expired leases are reclaimed, and a job still commits its effect once', 
   const s = setup(t);
   const [task] = s.addJobs(1);
   let finishFirst!: () => void;
-  const first = s.makeLoop(async (row, signal) => {
+  const first = s.makeLoop(async (row) => {
     await new Promise<void>((resolve) => (finishFirst = resolve));
     return row.payload.text;
   });
@@ -247,7 +247,7 @@ t.test('heartbeats keep a long task leased', async (t) => {
   const s = setup(t);
   const [task] = s.addJobs(1);
   let finish!: () => void;
-  const loop = s.makeLoop(async (row, signal) => {
+  const loop = s.makeLoop(async (row) => {
     await new Promise<void>((resolve) => (finish = resolve));
     return row.payload.text;
   });

@@ -106,8 +106,8 @@ t.test('every fixture is uploaded, indexed and found by its phrases', async (t) 
   t.notOk(chunks.some((c) => control.test(c.text)), 'no control characters reach the index');
 });
 
-t.test('unreadable files end failed with a readable error', async (t) => {
-  const ctx = await buildTestApp(t);
+t.test('unreadable files end failed with a readable error, across the extractor process', async (t) => {
+  const ctx = await buildTestApp(t, {}, { realExtractor: true });
   for (const [file, reason] of [
     ['word/badfile-01-bad-header.doc', /corrupt|not a Word|could not be read|unreadable/i],
     ['pdf/i43_err_encrypted.pdf', /password|encrypted/i],

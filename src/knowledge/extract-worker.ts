@@ -3,8 +3,7 @@
  * chunks back. Forked by extract-runner.ts, never imported (except for its types).
  */
 import type { KnowledgeExtension } from './detect.js';
-import { chunkText } from './chunk.js';
-import { ExtractionError, extractText } from './extract.js';
+import { ExtractionError, extractChunks } from './extract.js';
 
 export interface ExtractionJob {
   filePath: string;
@@ -17,7 +16,7 @@ export type ExtractionOutcome = { ok: true; chunks: string[] } | { ok: false; me
 
 async function run({ filePath, ext, fileName }: ExtractionJob): Promise<ExtractionOutcome> {
   try {
-    return { ok: true, chunks: chunkText(fileName, await extractText(filePath, ext)) };
+    return { ok: true, chunks: await extractChunks(filePath, ext, fileName) };
   } catch (err) {
     if (err instanceof ExtractionError) return { ok: false, message: err.message };
     // Not a bad file but a bug: keep the details for the server log, not for the uploader.

@@ -4,6 +4,7 @@ import { CsvError, parse as parseCsv } from 'csv-parse/sync';
 import mammoth from 'mammoth';
 import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
 import type { KnowledgeExtension } from './detect.js';
+import { chunkText } from './chunk.js';
 
 /** Extraction failed for a reason the uploader can act on; the message is shown to them. */
 export class ExtractionError extends Error {
@@ -160,4 +161,9 @@ async function extractDoc(bytes: Buffer): Promise<string> {
     document.getFootnotes(),
     document.getEndnotes(),
   ].join('\n\n');
+}
+
+/** The index chunks of a file: its text extracted, then cut into chunks each led by the file's name. */
+export async function extractChunks(filePath: string, ext: KnowledgeExtension, fileName: string): Promise<string[]> {
+  return chunkText(fileName, await extractText(filePath, ext));
 }

@@ -1,6 +1,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { knowledgeFiles } from '../db/schema.js';
+import { STOPWORDS } from '../text/stopwords.js';
 
 /** A knowledge-base excerpt: a search result, and what grounds a generated post. */
 export interface Passage {
@@ -17,16 +18,6 @@ export interface SearchOptions {
 
 const MAX_TERMS = 32;
 
-// Words nearly every passage contains: OR-ing them in makes BM25 score most of the index for
-// nothing ("how to brew coffee for beginners"). Dropped unless the query has nothing else.
-const STOPWORDS = new Set(
-  `a about above after again against all am an and any are as at be because been before being below between both but by
-  can could did do does doing down during each few for from further had has have having he her here hers herself him
-  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
-  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
-  these they this those through to too under until up very was we were what when where which while who whom why will
-  with would you your yours yourself yourselves`.split(/\s+/),
-);
 // Chunks start with their file's name on a line of its own (it makes names searchable).
 const FILE_HEADER = /^\[[^\n]*\]\n/;
 
@@ -34,6 +25,8 @@ const FILE_HEADER = /^\[[^\n]*\]\n/;
  * Turns free user text into an FTS5 query that cannot be syntax: every word (letters and
  * digits only) becomes a quoted string, joined with OR so BM25 ranks passages matching more
  * words higher. Operators, quotes, `*`, `NEAR(`, `-` and column filters are just dropped.
+ * Stopwords, which nearly every passage contains, are dropped unless the query has nothing
+ * else: OR-ing them in would make BM25 score most of the index ("how to brew coffee").
  */
 export function toFtsQuery(text: string): string | null {
   const words = [...new Set((text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))];

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { extractChunks } from '../../src/knowledge/extract.js';
 import { createSiteWithKey } from '../../src/sites/keys.js';
 
 export const BOOTSTRAP_KEY = 'blog_test-bootstrap-key-0123456789abcdef';
@@ -52,14 +53,18 @@ export async function startApp(t: Teardown, config: Config, options: Omit<AppOpt
   return app;
 }
 
-export async function buildTestApp(
-  t: Teardown,
-  env: Record<string, string> = {},
-  options: Pick<AppOptions, 'generator' | 'jobs' | 'chunkSource'> = {},
-): Promise<TestApp> {
+/**
+ * Options of a test app. Files are extracted in this process unless `realExtractor` asks for
+ * the child process the service uses: starting a child through the TypeScript loader costs
+ * about a second per file, and only the tests of extraction itself need it.
+ */
+export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs'> & { realExtractor?: boolean };
+
+export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);
   const config = testConfig(dataDir, env);
-  const app = await startApp(t, config, options);
+  const { realExtractor, ...appOptions } = options;
+  const app = await startApp(t, config, { ...appOptions, chunkSource: realExtractor ? undefined : extractChunks });
   const site = app.sites.authenticate(BOOTSTRAP_KEY)!.site;
   let sqlite: Database.Database | null = null;
   t.teardown(() => sqlite?.close());

@@ -1,0 +1,19 @@
+// ESLint flat config: typescript-eslint's recommended rules over the whole tree.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'coverage/', '.tap/', 'node_modules/', 'data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: globals.node },
+    rules: {
+      // Sanitizing text and file names matches control characters on purpose.
+      'no-control-regex': 'off',
+      // Names starting with _ are deliberately unused (destructuring that drops a field).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+);
