@@ -1,0 +1,86 @@
+import MarkdownIt from 'markdown-it';
+import type { StateCore, Token } from 'markdown-it';
+import { slugify } from '../posts/slug.js';
+
+const WORDS_PER_MINUTE = 230;
+
+/** Ids the page layout itself uses; a heading must not take them (the skip link targets `#main`). */
+const LAYOUT_IDS = ['main'];
+
+// Markdown comes from clients and models: raw HTML is escaped, and markdown-it's validateLink keeps
+// `javascript:`, `vbscript:`, `file:` and non-image `data:` URLs out of links and images.
+const md = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
+md.core.ruler.push('site_headings_images_tables', decorateTokens);
+
+export interface RenderedMarkdown {
+  html: string;
+  /** Minutes, at least 1. */
+  readingTime: number;
+}
+
+/** Renders a post body once per version; the result is stored and served as is. */
+export function renderMarkdown(markdown: string): RenderedMarkdown {
+  const tokens = md.parse(markdown, {});
+  const html = md.renderer.render(tokens, md.options, {});
+  const words = tokens.filter((token) => token.type === 'inline' || token.type === 'fence' || token.type === 'code_block')
+    .reduce((sum, token) => sum + countWords(token.type === 'inline' ? inlineText(token) : token.content), 0);
+  return { html, readingTime: Math.max(1, Math.ceil(words / WORDS_PER_MINUTE)) };
+}
+
+/** URL segment of a tag or category page: `/tag/<tagSlug>/`, `/category/<tagSlug>/`. */
+export function tagSlug(text: string): string {
+  return slugify(text);
+}
+
+/**
+ * Headings get unique ids and move down one level (`#` becomes `<h2>`, capped at h6) so the page
+ * title stays the only h1; images load lazily; table alignment becomes a class instead of an inline
+ * style, so pages need no `style` attributes.
+ */
+function decorateTokens(state: StateCore): void {
+  const taken = new Set(LAYOUT_IDS);
+  state.tokens.forEach((token, index) => {
+    if (token.type === 'heading_open') {
+      token.attrSet('id', uniqueId(slugify(inlineText(state.tokens[index + 1])), taken));
+      token.tag = shiftedHeading(token.tag);
+    } else if (token.type === 'heading_close') {
+      token.tag = shiftedHeading(token.tag);
+    } else if (token.type === 'th_open' || token.type === 'td_open') {
+      const align = String(token.attrGet('style') ?? '').match(/^text-align:(left|center|right)$/)?.[1];
+      if (align) {
+        token.attrs = (token.attrs ?? []).filter(([name]) => name !== 'style');
+        token.attrJoin('class', `align-${align}`);
+      }
+    } else if (token.type === 'inline') {
+      for (const child of token.children ?? []) {
+        if (child.type === 'image') child.attrSet('loading', 'lazy');
+      }
+    }
+  });
+}
+
+function shiftedHeading(tag: string): string {
+  return `h${Math.min(Number(tag.slice(1)) + 1, 6)}`;
+}
+
+function uniqueId(base: string, taken: Set<string>): string {
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+  taken.add(id);
+  return id;
+}
+
+/** The visible text of an inline token: what a reader reads, without Markdown syntax or URLs. */
+function inlineText(inline: Token): string {
+  return (inline.children ?? [])
+    .map((child) => {
+      if (child.type === 'text' || child.type === 'code_inline') return child.content;
+      if (child.type === 'softbreak' || child.type === 'hardbreak') return ' ';
+      return '';
+    })
+    .join('');
+}
+
+function countWords(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}

@@ -1,0 +1,230 @@
+import { tagSlug } from './markdown.js';
+import type { PageLinks, PublicPost, PublicSite } from './types.js';
+import {
+  FEED_PATHS,
+  STYLESHEET_PATH,
+  indexPath,
+  listPath,
+  postPath,
+  postUrl,
+  sitePath,
+  siteUrl,
+  type ListKind,
+} from './urls.js';
+
+/** What `app.view` from @fastify/view is: template name (without `.eta`) and data to HTML. */
+export type RenderTemplate = (template: string, data: object) => Promise<string> | string;
+
+export interface ListTopic {
+  kind: ListKind;
+  /** As written on the posts (the tag or category text). */
+  name: string;
+  /** `tagSlug(name)`: the URL segment. */
+  slug: string;
+}
+
+export interface SiteRenderer {
+  index(site: PublicSite, posts: PublicPost[], links: PageLinks): Promise<string>;
+  post(site: PublicSite, post: PublicPost): Promise<string>;
+  list(site: PublicSite, topic: ListTopic, posts: PublicPost[], links: PageLinks): Promise<string>;
+  /** `site` is null when the request matched no site. */
+  notFound(site: PublicSite | null): Promise<string>;
+}
+
+const DESCRIPTION_LENGTH = 160;
+
+interface Head {
+  title: string;
+  description: string;
+  ogTitle: string;
+  ogType: 'website' | 'article';
+  /** Absolute; null on the 404 page, which is not a page to index or share. */
+  canonical: string | null;
+  noindex: boolean;
+  article: { publishedTime: string; modifiedTime: string; section: string | null; tags: string[] } | null;
+  /** Serialised JSON-LD, safe inside a `<script>` element. */
+  jsonLd: string | null;
+}
+
+/** What a page states about itself; the rest of `Head` has defaults. */
+type HeadInput = Partial<Head> & Pick<Head, 'title' | 'ogTitle' | 'description' | 'canonical'>;
+
+interface DateView {
+  datetime: string;
+  text: string;
+}
+
+/** Turns site and post data into full HTML pages through the templates in views/. */
+export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
+  return {
+    async index(site, posts, links) {
+      const paged = links.page > 1 ? ` – Page ${links.page}` : '';
+      const description = site.description ?? `The latest posts from ${site.name}.`;
+      return render('index', {
+        ...chrome(site, { title: `${site.name}${paged}`, ogTitle: site.name, description, canonical: siteUrl(site, indexPath(links.page)) }),
+        heading: `${site.name}${paged}`,
+        list: postList(site, posts, 'Nothing has been published yet.', links, indexPath),
+      });
+    },
+
+    async post(site, post) {
+      const url = postUrl(site, post.slug);
+      const description = post.description ?? excerpt(post.html) ?? `A post on ${site.name}.`;
+      const dates = dateFormat(site.language);
+      const published = dates(post.publishedAt);
+      const updated = dates(post.updatedAt);
+      return render('post', {
+        ...chrome(site, {
+          title: `${post.title} – ${site.name}`,
+          ogTitle: post.title,
+          ogType: 'article',
+          description,
+          canonical: url,
+          noindex: post.unlisted,
+          article: {
+            publishedTime: published.datetime,
+            modifiedTime: updated.datetime,
+            section: post.category,
+            tags: post.tags,
+          },
+          jsonLd: blogPostingJsonLd(site, post, url, description),
+        }),
+        post: {
+          title: post.title,
+          html: post.html,
+          published,
+          updated: updated.text === published.text ? null : updated,
+          readingTime: readingTimeText(post.readingTime),
+          category: post.category === null ? null : topicLink(site, 'category', post.category),
+          tags: post.tags.map((tag) => topicLink(site, 'tag', tag)),
+        },
+      });
+    },
+
+    async list(site, topic, posts, links) {
+      const heading = topic.kind === 'tag' ? `Posts tagged “${topic.name}”` : `Posts in “${topic.name}”`;
+      const paged = links.page > 1 ? ` – Page ${links.page}` : '';
+      return render('list', {
+        ...chrome(site, {
+          title: `${heading}${paged} – ${site.name}`,
+          ogTitle: heading,
+          description: `${heading} on ${site.name}.`,
+          canonical: siteUrl(site, listPath(topic.kind, topic.slug, links.page)),
+        }),
+        heading: `${heading}${paged}`,
+        list: postList(site, posts, 'No posts here yet.', links, (page) => listPath(topic.kind, topic.slug, page)),
+      });
+    },
+
+    async notFound(site) {
+      // Not a page to index or share: no canonical, no Open Graph.
+      const head: HeadInput = {
+        title: site ? `Page not found – ${site.name}` : 'Page not found',
+        ogTitle: 'Page not found',
+        description: 'There is no page at this address.',
+        canonical: null,
+        noindex: true,
+      };
+      if (site) return render('not-found', chrome(site, head));
+      // No site matched: the host's root paths, English.
+      return render('not-found', { ...pageHead(head), language: 'en', site: null, feeds: null, links: { home: '/', stylesheet: STYLESHEET_PATH } });
+    },
+  };
+}
+
+/** The layout's data: head tags, feed autodiscovery and links, for a page of `site`. */
+function chrome(site: PublicSite, head: HeadInput) {
+  return {
+    ...pageHead(head),
+    language: site.language,
+    site,
+    feeds: { rss: siteUrl(site, FEED_PATHS.rss), atom: siteUrl(site, FEED_PATHS.atom), json: siteUrl(site, FEED_PATHS.json) },
+    links: { home: sitePath(site, indexPath()), stylesheet: sitePath(site, STYLESHEET_PATH) },
+  };
+}
+
+function pageHead(head: HeadInput): { head: Head } {
+  return { head: { ogType: 'website', noindex: false, article: null, jsonLd: null, ...head } };
+}
+
+function postList(site: PublicSite, posts: PublicPost[], emptyMessage: string, links: PageLinks, pagePath: (page: number) => string) {
+  const dates = dateFormat(site.language);
+  return {
+    emptyMessage,
+    items: posts.map((post) => ({
+      title: post.title,
+      href: sitePath(site, postPath(post.slug)),
+      published: dates(post.publishedAt),
+      description: post.description,
+      readingTime: readingTimeText(post.readingTime),
+    })),
+    pagination: links.pages > 1 ? {
+      page: links.page,
+      pages: links.pages,
+      prev: links.page > 1 ? sitePath(site, pagePath(links.page - 1)) : null,
+      next: links.page < links.pages ? sitePath(site, pagePath(links.page + 1)) : null,
+    } : null,
+  };
+}
+
+function topicLink(site: PublicSite, kind: ListKind, name: string) {
+  return { name, href: sitePath(site, listPath(kind, tagSlug(name))) };
+}
+
+function readingTimeText(minutes: number): string {
+  return `${minutes} min read`;
+}
+
+/** Dates as machine-readable ISO strings plus a long date in the site's language (UTC, so every reader sees the same day). */
+function dateFormat(language: string): (date: Date) => DateView {
+  let format: Intl.DateTimeFormat;
+  try {
+    format = new Intl.DateTimeFormat(language, { dateStyle: 'long', timeZone: 'UTC' });
+  } catch {
+    // A tag Intl cannot use must not take the site down; English is the templates' own language.
+    format = new Intl.DateTimeFormat('en', { dateStyle: 'long', timeZone: 'UTC' });
+  }
+  return (date) => ({ datetime: date.toISOString(), text: format.format(date) });
+}
+
+/**
+ * The first words of a rendered body, for the meta description of a post without one. markdown-it
+ * output is well-formed and its text holds no entities but these four, so stripping tags suffices.
+ */
+function excerpt(html: string): string | null {
+  const text = html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!text) return null;
+  if (text.length <= DESCRIPTION_LENGTH) return text;
+  const cut = text.slice(0, DESCRIPTION_LENGTH - 1);
+  const lastSpace = cut.lastIndexOf(' ');
+  return `${lastSpace > 0 ? cut.slice(0, lastSpace) : cut}…`;
+}
+
+function blogPostingJsonLd(site: PublicSite, post: PublicPost, url: string, description: string): string {
+  const organisation = { '@type': 'Organization', name: site.name, url: siteUrl(site, indexPath()) };
+  const data = {
+    '@context': 'https://schema.org',
+    '@type': 'BlogPosting',
+    headline: post.title,
+    description,
+    datePublished: post.publishedAt.toISOString(),
+    dateModified: post.updatedAt.toISOString(),
+    url,
+    mainEntityOfPage: { '@type': 'WebPage', '@id': url },
+    author: organisation,
+    publisher: organisation,
+    inLanguage: site.language,
+    timeRequired: `PT${post.readingTime}M`,
+    ...(post.tags.length > 0 ? { keywords: post.tags.join(', ') } : {}),
+    ...(post.category !== null ? { articleSection: post.category } : {}),
+  };
+  // `<` escaped, so no `</script>` or `<!--` in a title or tag can end the script element early.
+  return JSON.stringify(data).replace(/</g, '\\u003c');
+}

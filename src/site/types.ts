@@ -1,0 +1,37 @@
+/** What the public pages, feeds and sitemap of one site need to know about it. */
+export interface PublicSite {
+  id: string;
+  name: string;
+  description: string | null;
+  /** BCP 47 tag, e.g. 'en'. */
+  language: string;
+  handle: string;
+  /** Absolute, no trailing slash: 'https://blog.example.com' or 'http://localhost:3000/sites/my-blog'. */
+  baseUrl: string;
+  /** Path prefix of the site's pages on this request, no trailing slash: '' on its own domain, '/sites/<handle>' otherwise. */
+  basePath: string;
+}
+
+/** A published post as readers see it; `html` is the stored output of `renderMarkdown`. */
+export interface PublicPost {
+  id: string;
+  slug: string;
+  title: string;
+  description: string | null;
+  /** Rendered body. */
+  html: string;
+  category: string | null;
+  tags: string[];
+  authorId: string | null;
+  publishedAt: Date;
+  updatedAt: Date;
+  /** Minutes, >= 1. */
+  readingTime: number;
+  unlisted: boolean;
+}
+
+/** Pagination: `page` is 1-based, `pages` is at least 1 (an empty list has one, empty, page). */
+export interface PageLinks {
+  page: number;
+  pages: number;
+}
