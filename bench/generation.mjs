@@ -11,7 +11,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import {
-  apiClient, dist, freePort, initDataDir, makeApiKey, makeTopics, onCleanup, printResult, printTable, request, round, rssMb,
+  apiClient, buildApp, dist, freePort, initDataDir, makeApiKey, makeTopics, onCleanup, printResult, printTable, request, round, rssMb,
   runBench, seedKnowledge, startServer, summarize, tempDir, verdict,
 } from './lib.mjs';
 
@@ -72,28 +72,31 @@ await runBench('bench/generation', async () => {
   const apiKey = makeApiKey();
 
   let t0 = performance.now();
-  const { handle, siteId } = await initDataDir(dataDir, apiKey);
-  const seeded = seedKnowledge(handle, siteId, { chunks: CHUNKS });
+  const data = await initDataDir(dataDir, apiKey);
+  const { siteId } = data;
+  const seeded = seedKnowledge(data.sqlite, siteId, { chunks: CHUNKS });
   const seedMs = performance.now() - t0;
   console.log(`seeded ${seeded.chunks} chunks (avg ${seeded.avgChunkChars} chars) in ${round(seedMs / 1000, 1)} s`);
   const topics = makeTopics(seeded.gen, RUNS + WARMUP);
 
   // ---- in process: retrieval and composition alone ---------------------------------------------
+  // searchKnowledge on the app's own (drizzle) database, as KnowledgeService.search calls it.
   const { searchKnowledge } = await dist('src/knowledge/search.js');
+  const searchDb = data.app.database.db;
   const { BuiltinGenerator } = await dist('src/generation/builtin/index.js');
   const { GENERATION_DEFAULTS, GROUNDING_PASSAGES } = await dist('src/generation/grounded.js');
   const builtin = new BuiltinGenerator();
   const compose = (topic, passages) => builtin.generate({ topic, ...GENERATION_DEFAULTS, targetAudience: null, passages, model: null });
-  for (const topic of topics.slice(0, WARMUP)) await compose(topic, searchKnowledge(handle.sqlite, siteId, topic, { limit: GROUNDING_PASSAGES }));
+  for (const topic of topics.slice(0, WARMUP)) await compose(topic, searchKnowledge(searchDb, siteId, topic, { limit: GROUNDING_PASSAGES }));
   const inProcess = [];
   for (const topic of topics.slice(WARMUP)) {
     const t = performance.now();
-    const passages = searchKnowledge(handle.sqlite, siteId, topic, { limit: GROUNDING_PASSAGES });
+    const passages = searchKnowledge(searchDb, siteId, topic, { limit: GROUNDING_PASSAGES });
     const t2 = performance.now();
     const { post } = await compose(topic, passages);
     inProcess.push({ searchMs: t2 - t, composeMs: performance.now() - t2, passages: passages.length, contentChars: post.content.length });
   }
-  handle.close();
+  await data.close();
 
   // ---- 1. builtin over HTTP -------------------------------------------------------------------
   // Sequential requests; `fake` (when given) attributes the fake Ollama's chat time to each one.
@@ -161,28 +164,26 @@ await runBench('bench/generation', async () => {
   }
 
   // ---- 2b. the same provider path in process: what the route does, minus Fastify and HTTP ------
-  // writeGroundedPost (search + prompt + Ollama client call + parse) and createPost, with the
-  // service's own GeneratorService in GENERATOR=ollama mode against the same fake server.
-  const { openDatabase } = await dist('src/db/client.js');
-  const { GeneratorService } = await dist('src/generation/service.js');
+  // writeGroundedPost (search + prompt + Ollama client call + parse) and PostService.create, as
+  // the generate route's PostWriter does them, with the services of the app built in this
+  // process in GENERATOR=ollama mode (its own GeneratorService) against the same fake server.
   const { writeGroundedPost } = await dist('src/generation/grounded.js');
-  const { createPost } = await dist('src/posts/service.js');
-  const db = openDatabase(dataDir);
-  onCleanup(() => db.close());
-  const quiet = { warn() {}, info() {} };
-  const service = new GeneratorService({ generator: 'ollama', ollamaHost: fake.url, ollamaModel: 'llama3.2', generationTimeoutMs: 120_000 }, quiet);
+  const ollamaApp = await buildApp(dataDir, {
+    env: { GENERATOR: 'ollama', OLLAMA_HOST: fake.url, OLLAMA_MODEL: 'llama3.2', GENERATION_TIMEOUT_MS: '120000' },
+  });
+  const { knowledge, generator, posts } = ollamaApp.app;
   const inProcessOllama = [];
   for (const [i, topic] of topics.entries()) {
     const chatsBefore = fake.chats.length;
     const t = performance.now();
-    const { result } = await writeGroundedPost({ handle: db, generator: service }, siteId, { topic });
-    createPost(db.db, siteId, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
+    const { result } = await writeGroundedPost({ knowledge, generator }, siteId, { topic });
+    await posts.create(siteId, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
     const ms = performance.now() - t;
     if (i < WARMUP) continue;
     const fakeMs = fake.chats.slice(chatsBefore).reduce((sum, c) => sum + c.ms, 0);
     inProcessOllama.push({ ms, fakeMs });
   }
-  db.close();
+  await ollamaApp.close();
   await fake.close();
   const inProcOllamaStats = summarize(inProcessOllama.map((r) => r.ms), 2);
   const inProcOverheadStats = summarize(inProcessOllama.map((r) => r.ms - r.fakeMs), 2);

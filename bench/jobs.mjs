@@ -5,8 +5,8 @@
 // GET one post with nothing running (autocannon, 10 connections, 6 s), then submits 10
 // POST /api/v1/posts/batch of 100 topics each (no dates: all due now), measures GET one post
 // again while the loop runs (8 s), waits for the tasks (bounded), measures idle once more as a
-// cross-check of the baseline, and reads the tasks table
-// read-only at the end for: tasks/s from first claim to last finish, the lag from scheduledFor
+// cross-check of the baseline, and reads the jobs table (batch tasks are jobs of kind
+// 'generate-post') read-only at the end for: tasks/s from first claim to last finish, the lag from scheduledFor
 // to claim (startedAt - scheduledFor) p50/p95 (target p95 < JOB_POLL_MS + 1 s), and how the
 // claims are spread in time. Target for GET p99 while the loop runs: <= 2x idle.
 
@@ -33,10 +33,11 @@ await runBench(
     const apiKey = makeApiKey();
 
     let t0 = performance.now();
-    const { handle, siteId } = await initDataDir(dataDir, apiKey);
-    const postIds = seedPosts(handle, siteId, 1000);
-    const seeded = seedKnowledge(handle, siteId, { chunks: CHUNKS });
-    handle.close();
+    const data = await initDataDir(dataDir, apiKey);
+    const { siteId } = data;
+    const postIds = seedPosts(data.sqlite, siteId, 1000);
+    const seeded = seedKnowledge(data.sqlite, siteId, { chunks: CHUNKS });
+    await data.close();
     console.log(`seeded ${postIds.length} posts and ${seeded.chunks} chunks in ${round((performance.now() - t0) / 1000, 1)} s`);
     const topics = makeTopics(seeded.gen, BATCHES * PER_BATCH);
 
@@ -93,10 +94,13 @@ await runBench(
     const warnings = server.warnings();
     const stopped = await server.stop();
 
-    // ---- read the tasks table read-only ------------------------------------------------------
+    // ---- read the jobs table (batch tasks: kind 'generate-post') read-only --------------------
     const db = new Database(path.join(dataDir, 'blog.db'), { readonly: true, fileMustExist: true });
     const rows = db
-      .prepare(`select status, attempts, scheduled_for as scheduledFor, started_at as startedAt, finished_at as finishedAt, created_at as createdAt from tasks where site_id = ?`)
+      .prepare(
+        `select status, attempts, scheduled_for as scheduledFor, started_at as startedAt, finished_at as finishedAt, created_at as createdAt
+           from jobs where site_id = ? and kind = 'generate-post'`,
+      )
       .all(siteId);
     const generatedPosts = db.prepare(`select count(*) as n from posts where source_task_id is not null`).get().n;
     db.close();

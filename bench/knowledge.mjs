@@ -7,8 +7,8 @@
 //     Files: test/fixtures text/release-notes-2026.txt (760 B: the fixed cost of a file),
 //     pdf/i216_nuclear.pdf and word/bigfile-01.docx, a generated 5 MB .txt and a generated PDF
 //     just under 10 MiB (uncompressed text pages, hand-written writer).
-// (b) Search p50/p95 on a site with 10,000 chunks (seeded straight into knowledge_files,
-//     knowledge_chunks and knowledge_fts), in process (searchKnowledge) and over HTTP
+// (b) Search p50/p95 on a site with 10,000 chunks (seeded straight into knowledge_files and
+//     knowledge_chunks; knowledge_fts follows by trigger), in process (searchKnowledge) and over HTTP
 //     (GET /api/v1/knowledge/search), with keyword, rare-word and natural-language queries.
 //     Target p95 < 10 ms.
 // (c) GET one post p99 (autocannon, 10 connections) with nothing being indexed (6 s before and
@@ -61,22 +61,25 @@ await runBench('bench/knowledge', async () => {
 
   // ---- seed ----------------------------------------------------------------------------------
   t0 = performance.now();
-  const { handle, siteId } = await initDataDir(dataDir, apiKey);
-  const postIds = seedPosts(handle, siteId, 1000);
-  const seeded = seedKnowledge(handle, siteId, { chunks: CHUNKS });
+  const data = await initDataDir(dataDir, apiKey);
+  const { siteId } = data;
+  const postIds = seedPosts(data.sqlite, siteId, 1000);
+  const seeded = seedKnowledge(data.sqlite, siteId, { chunks: CHUNKS });
   const seedMs = performance.now() - t0;
   console.log(`seeded ${postIds.length} posts and ${seeded.chunks} chunks (avg ${seeded.avgChunkChars} chars) in ${round(seedMs / 1000, 1)} s`);
 
   // ---- (b) search, in process ------------------------------------------------------------------
+  // searchKnowledge on the app's own (drizzle) database, as KnowledgeService.search calls it.
   const { searchKnowledge } = await dist('src/knowledge/search.js');
+  const db = data.app.database.db;
   const queries = makeQueries(seeded.gen, QUERIES);
-  for (const { q } of queries) searchKnowledge(handle.sqlite, siteId, q, { limit: SEARCH_LIMIT }); // warm-up pass, not measured
+  for (const { q } of queries) searchKnowledge(db, siteId, q, { limit: SEARCH_LIMIT }); // warm-up pass, not measured
   const inProcess = queries.map(({ kind, q }) => {
     const t = performance.now();
-    const results = searchKnowledge(handle.sqlite, siteId, q, { limit: SEARCH_LIMIT });
+    const results = searchKnowledge(db, siteId, q, { limit: SEARCH_LIMIT });
     return { kind, ms: performance.now() - t, results: results.length };
   });
-  const matchCount = handle.sqlite.prepare('select count(*) as n from knowledge_fts where knowledge_fts match ?');
+  const matchCount = data.sqlite.prepare('select count(*) as n from knowledge_fts where knowledge_fts match ?');
   const { toFtsQuery } = await dist('src/knowledge/search.js');
   const matchedRows = Object.fromEntries(
     ['keywords', 'natural', 'rare'].map((kind) => {
@@ -84,7 +87,7 @@ await runBench('bench/knowledge', async () => {
       return [kind, Math.round(sample.reduce((s, x) => s + matchCount.get(toFtsQuery(x.q)).n, 0) / sample.length)];
     }),
   );
-  handle.close();
+  await data.close();
 
   // ---- (a) indexing, core only ------------------------------------------------------------------
   // The service's own path: extractChunksInWorker (extract + chunk in a worker thread), or, in

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
 
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const PROJECT_DIR = path.resolve(BENCH_DIR, '..');
@@ -554,36 +555,64 @@ export function textGenerator(seed = 7, vocabularySize = 8000) {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Creates DATA_DIR/blog.db with its migrations, the site and the given API key (the same path the
- * server's first start takes with BOOTSTRAP_API_KEY). Returns { handle, siteId }; close the
- * handle before starting the server.
+ * The service's app, built in this process the way the server builds it (Fastify with
+ * serverOptions(), the app plugin registered on it) on `dataDir`, without listening and with
+ * the job loop not started. `env` holds the service's settings (DATA_DIR, GENERATOR, ...) as
+ * the server would read them; `options` are further app options (generator, jobs, chunkSource).
+ * Closed at the end if the caller has not closed it; close() is idempotent.
+ */
+export async function buildApp(dataDir, { env = {}, ...options } = {}) {
+  const { default: Fastify } = await import('fastify');
+  const { default: blogApp, serverOptions } = await dist('src/app.js');
+  const { loadConfig } = await dist('src/config.js');
+  const config = loadConfig({ LOG_LEVEL: 'silent', GENERATOR: 'builtin', ...env, DATA_DIR: dataDir });
+  const app = Fastify(serverOptions(config, false));
+  let closing = null;
+  const close = () => (closing ??= app.close());
+  onCleanup(close);
+  await app.register(blogApp, { config, bootstrap: { onKey() {} }, ...options, jobs: { autoStart: false, ...options.jobs } });
+  await app.ready();
+  return { app, close };
+}
+
+/**
+ * Creates DATA_DIR/blog.db with its migrations, the site and the given API key: the app is
+ * built in this process with BOOTSTRAP_API_KEY set, so it takes the path the server's first
+ * start takes. Returns { app, sqlite, siteId, close() }: `app` for in-process calls to the
+ * services (app.database.db is the drizzle database), `sqlite` a second, raw better-sqlite3
+ * connection on the same file for bulk seeding; await close() before starting the server.
  */
 export async function initDataDir(dataDir, apiKey, siteName = 'Bench Site') {
-  const { openDatabase } = await dist('src/db/client.js');
-  const { bootstrapFirstSite } = await dist('src/sites/keys.js');
-  const handle = openDatabase(dataDir);
-  const created = bootstrapFirstSite(handle.db, siteName, apiKey);
-  const siteId = created?.site.id ?? handle.sqlite.prepare('select id from sites limit 1').get().id;
-  return { handle, siteId };
+  const { app, close: closeApp } = await buildApp(dataDir, { env: { BOOTSTRAP_API_KEY: apiKey, SITE_NAME: siteName } });
+  const site = app.sites.authenticate(apiKey)?.site;
+  if (!site) throw new Error('the bench API key does not authenticate: the site was not bootstrapped with it');
+  const sqlite = new Database(path.join(dataDir, 'blog.db'));
+  sqlite.pragma('busy_timeout = 5000');
+  const close = async () => {
+    if (sqlite.open) sqlite.close();
+    await closeApp();
+  };
+  onCleanup(close);
+  return { app, sqlite, siteId: site.id, close };
 }
 
 const CATEGORIES = ['Technology', 'Food & Drink', 'Travel', 'Business', 'Science', 'Education', 'Health & Fitness', 'Home & Garden'];
 
 /**
  * Inserts `count` posts (markdown of ~`contentChars` characters, half of them published) with
- * raw statements in one transaction; slugs are unique by construction. Returns their ids,
- * oldest first.
+ * raw statements in one transaction on `sqlite` (a better-sqlite3 connection, initDataDir's);
+ * slugs are unique by construction. Returns their ids, oldest first.
  */
-export function seedPosts(handle, siteId, count, { contentChars = 2500, seed = 11 } = {}) {
+export function seedPosts(sqlite, siteId, count, { contentChars = 2500, seed = 11 } = {}) {
   const gen = textGenerator(seed, 4000);
-  const insert = handle.sqlite.prepare(
+  const insert = sqlite.prepare(
     `insert into posts (id, site_id, slug, title, description, content, category, tags, author_id, is_draft, visibility,
        published_at, generator_provider, generator_model, source_task_id, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, null, ?, 'public', ?, null, null, null, ?, ?)`,
   );
   const ids = [];
   const base = Date.now() - count * 60_000;
-  handle.sqlite.transaction(() => {
+  sqlite.transaction(() => {
     for (let i = 0; i < count; i++) {
       const id = randomUUID();
       const words = [gen.content(), gen.content(), gen.content()];
@@ -605,18 +634,18 @@ export function seedPosts(handle, siteId, count, { contentChars = 2500, seed = 1
 /**
  * Fills a site's knowledge base with `chunks` indexed chunks (~`chunkChars` characters each, led
  * by the `[fileName]` header the indexer writes), spread over `files` knowledge files, written to
- * knowledge_files, knowledge_chunks and the FTS5 table exactly as the indexer writes them.
- * Returns the text generator (for queries drawn from the same vocabulary) and the file ids.
+ * knowledge_files and knowledge_chunks with raw statements on `sqlite` (initDataDir's
+ * better-sqlite3 connection); the FTS5 index follows by the schema's triggers, as it does for
+ * the indexer. Returns the text generator (for queries drawn from the same vocabulary) and the file ids.
  */
-export function seedKnowledge(handle, siteId, { chunks = 10_000, files = 20, chunkChars = 900, seed = 7 } = {}) {
+export function seedKnowledge(sqlite, siteId, { chunks = 10_000, files = 20, chunkChars = 900, seed = 7 } = {}) {
   const gen = textGenerator(seed);
-  const insertFile = handle.sqlite.prepare(
+  const insertFile = sqlite.prepare(
     `insert into knowledge_files (id, site_id, name, extension, media_type, size_bytes, status, error, chunk_count, storage_key, created_at, updated_at)
      values (?, ?, ?, 'md', 'text/markdown', ?, 'indexed', null, ?, ?, ?, ?)`,
   );
-  const setSize = handle.sqlite.prepare('update knowledge_files set size_bytes = ? where id = ?');
-  const insertChunk = handle.sqlite.prepare('insert into knowledge_chunks (file_id, site_id, ordinal, text) values (?, ?, ?, ?)');
-  const insertFts = handle.sqlite.prepare('insert into knowledge_fts (rowid, text, site_id, file_id) values (?, ?, ?, ?)');
+  const setSize = sqlite.prepare('update knowledge_files set size_bytes = ? where id = ?');
+  const insertChunk = sqlite.prepare('insert into knowledge_chunks (file_id, site_id, ordinal, text) values (?, ?, ?, ?)');
   const perFile = Math.ceil(chunks / files);
   const fileIds = [];
   let written = 0;
@@ -626,15 +655,14 @@ export function seedKnowledge(handle, siteId, { chunks = 10_000, files = 20, chu
     const id = randomUUID();
     const name = `${gen.wordOfRank(100, 3000)}-notes-${String(f + 1).padStart(2, '0')}.md`;
     const n = Math.min(perFile, chunks - written);
-    handle.sqlite.transaction(() => {
+    sqlite.transaction(() => {
       insertFile.run(id, siteId, name, 0, n, `${siteId}/knowledge/${id}.md`, now + f, now + f);
       let bytes = 0;
       for (let i = 0; i < n; i++) {
         let body = gen.paragraph(Math.floor(chunkChars * 0.6));
         while (body.length < chunkChars * 0.85) body += `\n\n${gen.paragraph(200)}`;
         const text = `[${name}]\n${body.slice(0, chunkChars + 200)}`;
-        const { lastInsertRowid } = insertChunk.run(id, siteId, i, text);
-        insertFts.run(lastInsertRowid, text, siteId, id);
+        insertChunk.run(id, siteId, i, text);
         bytes += Buffer.byteLength(text);
         totalChars += text.length;
       }

@@ -21,9 +21,10 @@ await runBench('bench/posts', async () => {
   const apiKey = makeApiKey();
 
   let t0 = performance.now();
-  const { handle, siteId } = await initDataDir(dataDir, apiKey);
-  const ids = seedPosts(handle, siteId, POSTS);
-  handle.close();
+  const data = await initDataDir(dataDir, apiKey);
+  const { siteId } = data;
+  const ids = seedPosts(data.sqlite, siteId, POSTS);
+  await data.close();
   const seedMs = performance.now() - t0;
   console.log(`seeded ${ids.length} posts in ${round(seedMs / 1000, 1)} s`);
 

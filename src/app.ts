@@ -12,11 +12,15 @@ import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import knowledgePlugin, { type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
+import publicSitePlugin from '../plugins/public-site.js';
 import sitesPlugin from '../plugins/sites.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import postRoutes from '../routes/api/v1/posts.js';
 import taskRoutes from '../routes/api/v1/tasks.js';
+import siteSettingsRoutes from '../routes/api/v1/site.js';
+import contentRoutes from '../routes/content/v1/sites.js';
+import siteRoutes from '../routes/site.js';
 import type { AppGenerator } from './generation/service.js';
 
 export interface AppOptions {
@@ -98,15 +102,19 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(knowledgePlugin, { chunkSource: opts.chunkSource });
   await app.register(generatorPlugin, { generator: opts.generator });
   await app.register(jobsPlugin, opts.jobs ?? {});
+  await app.register(publicSitePlugin);
   await app.register(healthRoutes);
   await app.register(
     async (api) => {
       await api.register(postRoutes);
       await api.register(knowledgeRoutes);
       await api.register(taskRoutes);
+      await api.register(siteSettingsRoutes);
     },
     { prefix: '/api/v1' },
   );
+  await app.register(contentRoutes, { prefix: '/content/v1' });
+  await app.register(siteRoutes);
 }
 
 export default fp(blogApp, { name: 'blog-app' });

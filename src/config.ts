@@ -18,6 +18,8 @@ export interface Config {
   jobLeaseMs: number;
   jobMaxAttempts: number;
   shutdownTimeoutMs: number;
+  /** Origin the public pages of sites without their own `url` are addressed under (+ /sites/<handle>). */
+  publicBaseUrl: string;
 }
 
 /** A bad environment variable: the message names it so a failed start says what to fix. */
@@ -73,8 +75,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const siteName = readString(env, 'SITE_NAME', 'My Blog');
   if (siteName.length > 200) throw new ConfigError('SITE_NAME', 'at most 200 characters');
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
   return {
-    port: readInt(env, 'PORT', 3000, 0, 65535),
+    port,
     host: readString(env, 'HOST', '127.0.0.1'),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './data')),
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
@@ -89,5 +92,6 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
   };
 }

@@ -16,6 +16,19 @@ export const MAX_AUDIENCE_LENGTH = 200;
 export const MAX_BATCH_POSTS = 100;
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
 export const MAX_SITE_NAME_LENGTH = 200;
+export const MAX_SITE_DESCRIPTION_LENGTH = 500;
+export const MIN_HANDLE_LENGTH = 2;
+export const MAX_HANDLE_LENGTH = 40;
+export const MAX_POSTS_PER_PAGE = 100;
+
+/**
+ * Paths the service or a site's pages use: never a post slug (a title slugging to one gets
+ * `-2`) nor a site handle.
+ */
+export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
+  'api', 'content', 'docs', 'health', 'ready', 'sites', 'page', 'tag', 'category', 'assets', 'feed', 'rss', 'atom',
+  'sitemap', 'robots', 'static', 'admin', 'login', 'favicon',
+]);
 
 /** Page numbers beyond this are refused: the offset must stay far inside SQLite's integers. */
 export const MAX_PAGE = 1_000_000;

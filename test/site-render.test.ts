@@ -18,6 +18,7 @@ const SITE: PublicSite = {
   handle: 'field-notes',
   baseUrl: 'http://localhost:3000/sites/field-notes',
   basePath: '/sites/field-notes',
+  postsPerPage: 10,
 };
 
 /** The same site on its own domain: links at the root, canonical on the custom origin. */

@@ -1,15 +1,29 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES } from '../limits.js';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
 
-export const sites = sqliteTable('sites', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  createdAt: timestamp('created_at').notNull(),
-});
+export const sites = sqliteTable(
+  'sites',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    // Public address: pages at /sites/<handle>/, and at / on the host of `url` when set.
+    handle: text('handle').notNull(),
+    url: text('url'),
+    description: text('description'),
+    language: text('language').notNull().default('en'),
+    postsPerPage: integer('posts_per_page').notNull().default(10),
+    // Moves with every write that can change what readers see: public pages and feeds are
+    // cached per version, so a write invalidates them at once, on every instance.
+    contentVersion: integer('content_version').notNull().default(0),
+    contentUpdatedAt: timestamp('content_updated_at'),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('sites_handle_unique').on(t.handle)],
+);
 
 export const apiKeys = sqliteTable(
   'api_keys',
@@ -49,6 +63,9 @@ export const posts = sqliteTable(
     generatorModel: text('generator_model'),
     // The batch task that generated this post: unique, so a task can never make two posts.
     sourceTaskId: text('source_task_id'),
+    // The content rendered to HTML for readers, once per version of the post (null until first needed).
+    html: text('html'),
+    readingTime: integer('reading_time'),
     createdAt: timestamp('created_at').notNull(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -58,7 +75,25 @@ export const posts = sqliteTable(
     // Lists count and page through this index alone (it holds the status filters), newest
     // first, with its hidden rowid breaking ties in insertion order.
     index('posts_site_list_idx').on(t.siteId, t.createdAt, t.isDraft, t.visibility),
+    // The public site lists published public posts newest first by publication.
+    index('posts_site_public_idx').on(t.siteId, t.isDraft, t.visibility, t.publishedAt),
   ],
+);
+
+/** Slugs a published post had before: their URLs redirect (301) to the post's current slug. */
+export const postSlugRedirects = sqliteTable(
+  'post_slug_redirects',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    postId: text('post_id')
+      .notNull()
+      .references(() => posts.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.slug] }), index('post_slug_redirects_post_idx').on(t.postId)],
 );
 
 export const knowledgeFiles = sqliteTable(

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { posts, type PostRow } from '../db/schema.js';
-import { notFound, validationError } from '../errors.js';
-import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, type PostListStatus, type Visibility } from '../limits.js';
+import { postSlugRedirects, posts, type PostRow } from '../db/schema.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, RESERVED_SLUGS, type PostListStatus, type Visibility } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
-import { slugify, uniqueSlug } from './slug.js';
+import { slugify, uniqueSlug } from '../text/slug.js';
 import { cleanTags } from './tags.js';
+import { touchSiteContent } from '../sites/settings.js';
 
 export type { PostRow };
 
@@ -27,7 +28,7 @@ export interface PostOrigin {
   sourceTaskId?: string;
 }
 
-export type PostPatch = Partial<PostInput>;
+export type PostPatch = Partial<PostInput> & { slug?: string };
 
 export interface ListQuery {
   page: number;
@@ -74,7 +75,8 @@ function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: st
     .from(posts)
     .where(and(eq(posts.siteId, siteId), eq(posts.slug, base)))
     .get();
-  if (!holder || holder.id === exceptPostId) return base;
+  // A reserved word (`api`, `tag`, ...) is never a slug: it counts as taken.
+  if ((!holder || holder.id === exceptPostId) && !RESERVED_SLUGS.has(base)) return base;
   const next = `${base}-${highestSuffix(db, siteId, base) + 1}`;
   if (next.length <= MAX_SLUG_LENGTH) return next;
   const prefix = base.slice(0, 70);
@@ -111,10 +113,13 @@ function insertPost(db: Executor, siteId: string, input: PostInput, origin: Post
     generatorProvider: origin.generatorProvider ?? null,
     generatorModel: origin.generatorModel ?? null,
     sourceTaskId: origin.sourceTaskId ?? null,
+    html: null,
+    readingTime: null,
     createdAt: now,
     updatedAt: now,
   };
   db.insert(posts).values(row).run();
+  touchSiteContent(db, siteId, now);
   return row;
 }
 
@@ -150,25 +155,65 @@ function togglePost(db: Executor, siteId: string, postId: string, now = new Date
       updatedAt: nextUpdatedAt(current.updatedAt, now),
     };
     tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
+    touchSiteContent(tx, siteId, now);
     return { ...current, ...changes };
   });
 }
 
-/** PATCH: edits the given fields; a new title gets a new slug unless it slugs the same. */
+/** A slug a client asks for: already in slug form, within 80 characters, not a reserved word. */
+function requestedSlug(slug: string): string {
+  if (slug.length === 0 || slug.length > MAX_SLUG_LENGTH || slugify(slug) !== slug || RESERVED_SLUGS.has(slug)) {
+    throw validationError(`slug must be 1-${MAX_SLUG_LENGTH} characters of a-z, 0-9 and inner hyphens, and not a reserved word`, [
+      { path: '/body/slug', message: 'must be lower-case letters, digits and inner hyphens, and not a reserved word' },
+    ]);
+  }
+  return slug;
+}
+
+/**
+ * A published post's URL outlives a slug change: the old slug redirects to the post. Its
+ * own earlier redirect to the new slug, if any, goes (the slug is live again).
+ */
+function keepRedirect(tx: Executor, post: PostRow, newSlug: string, now: Date): void {
+  tx.delete(postSlugRedirects)
+    .where(and(eq(postSlugRedirects.siteId, post.siteId), eq(postSlugRedirects.slug, newSlug)))
+    .run();
+  tx.insert(postSlugRedirects)
+    .values({ siteId: post.siteId, slug: post.slug, postId: post.id, createdAt: now })
+    .onConflictDoUpdate({ target: [postSlugRedirects.siteId, postSlugRedirects.slug], set: { postId: post.id, createdAt: now } })
+    .run();
+}
+
+/**
+ * PATCH: edits the given fields. A new title gets a new slug unless it slugs the same, until the
+ * post is first published: from then on its URL stays put unless `slug` is set explicitly.
+ */
 function updatePost(db: Executor, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to edit: give at least one of title, description, content, category, tags, authorId, isDraft, visibility');
+    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility');
   }
   return db.transaction((tx) => {
     const current = getPost(tx, siteId, postId);
     const changes: Partial<PostRow> = {};
     if (patch.title !== undefined) {
       changes.title = cleanTitle(patch.title);
-      if (slugify(changes.title) !== slugify(current.title)) changes.slug = freeSlug(tx, siteId, changes.title, postId);
+      if (!current.publishedAt && slugify(changes.title) !== slugify(current.title)) changes.slug = freeSlug(tx, siteId, changes.title, postId);
     }
+    if (patch.slug !== undefined && patch.slug !== current.slug) {
+      const slug = requestedSlug(patch.slug);
+      const holder = tx.select({ id: posts.id }).from(posts).where(and(eq(posts.siteId, siteId), eq(posts.slug, slug))).get();
+      if (holder) throw conflict(`The slug "${slug}" is taken by another post of this site`);
+      changes.slug = slug;
+    }
+    if (changes.slug && current.publishedAt) keepRedirect(tx, current, changes.slug, now);
     if (patch.description !== undefined) changes.description = optional(patch.description);
-    if (patch.content !== undefined) changes.content = optional(patch.content);
+    if (patch.content !== undefined) {
+      changes.content = optional(patch.content);
+      // Rendered again for readers on the next view of this version.
+      changes.html = null;
+      changes.readingTime = null;
+    }
     if (patch.category !== undefined) changes.category = optional(patch.category);
     if (patch.authorId !== undefined) changes.authorId = optional(patch.authorId);
     if (patch.tags !== undefined) changes.tags = cleanTags(patch.tags);
@@ -179,17 +224,21 @@ function updatePost(db: Executor, siteId: string, postId: string, patch: PostPat
     }
     changes.updatedAt = nextUpdatedAt(current.updatedAt, now);
     tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
+    touchSiteContent(tx, siteId, now);
     return { ...current, ...changes };
   });
 }
 
-/** Deletes a post for good. Tasks that made it keep their record; their postId then dangles on purpose. */
+/** Deletes a post for good (its redirects with it). Tasks that made it keep their record; their postId then dangles on purpose. */
 function deletePost(db: Executor, siteId: string, postId: string): void {
-  const result = db
-    .delete(posts)
-    .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
-    .run();
-  if (result.changes === 0) throw notFound('post');
+  db.transaction((tx) => {
+    const result = tx
+      .delete(posts)
+      .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
+      .run();
+    if (result.changes === 0) throw notFound('post');
+    touchSiteContent(tx, siteId);
+  });
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -4,6 +4,7 @@ import {
   MAX_CATEGORY_LENGTH,
   MAX_CONTENT_LENGTH,
   MAX_DESCRIPTION_LENGTH,
+  MAX_SLUG_LENGTH,
   MAX_TAGS,
   MAX_TAG_LENGTH,
   MAX_TITLE_LENGTH,
@@ -32,6 +33,7 @@ export const CreatePostBody = Type.Object({ title: Title, ...editableFields });
 export const PatchPostBody = Type.Object(
   {
     title: Type.Optional(Title),
+    slug: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SLUG_LENGTH, description: 'a-z, 0-9 and inner hyphens; the old URL of a published post redirects' })),
     ...editableFields,
     visibility: Type.Optional(StringEnum(VISIBILITIES)),
   },

@@ -1,6 +1,6 @@
 import MarkdownIt from 'markdown-it';
 import type { StateCore, Token } from 'markdown-it';
-import { slugify } from '../posts/slug.js';
+import { slugify } from '../text/slug.js';
 
 const WORDS_PER_MINUTE = 230;
 

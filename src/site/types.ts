@@ -10,6 +10,8 @@ export interface PublicSite {
   baseUrl: string;
   /** Path prefix of the site's pages on this request, no trailing slash: '' on its own domain, '/sites/<handle>' otherwise. */
   basePath: string;
+  /** Posts on each index, tag and category page. */
+  postsPerPage: number;
 }
 
 /** A published post as readers see it; `html` is the stored output of `renderMarkdown`. */

@@ -1,9 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, like } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { apiKeys, sites, type Site } from '../db/schema.js';
 import { notFound, validationError } from '../errors.js';
-import { MAX_SITE_NAME_LENGTH } from '../limits.js';
+import { MAX_HANDLE_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH, RESERVED_SLUGS } from '../limits.js';
+import { slugify } from '../text/slug.js';
 
 export const KEY_PREFIX = 'blog_';
 
@@ -35,9 +36,39 @@ const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);
 export function createSite(db: Executor, name: string, now = new Date()): Site {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > MAX_SITE_NAME_LENGTH) throw validationError(`site name must be 1-${MAX_SITE_NAME_LENGTH} characters`);
-  const site = { id: randomUUID(), name: trimmed, createdAt: now };
+  const site: Site = {
+    id: randomUUID(),
+    name: trimmed,
+    handle: freeHandle(db, trimmed),
+    url: null,
+    description: null,
+    language: 'en',
+    postsPerPage: 10,
+    contentVersion: 0,
+    contentUpdatedAt: null,
+    createdAt: now,
+  };
   db.insert(sites).values(site).run();
   return site;
+}
+
+/** A handle from the site's name (`[a-z0-9-]`, 2-40 characters), unique across the install. */
+function freeHandle(db: Executor, name: string): string {
+  let base = slugify(name).slice(0, MAX_HANDLE_LENGTH).replace(/-+$/, '');
+  if (base.length < MIN_HANDLE_LENGTH || RESERVED_SLUGS.has(base)) base = `site-${base}`.replace(/-+$/, '');
+  const taken = new Set(
+    db
+      .select({ handle: sites.handle })
+      .from(sites)
+      .where(like(sites.handle, `${base}%`))
+      .all()
+      .map((row) => row.handle),
+  );
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? '' : `-${n}`;
+    const candidate = base.slice(0, MAX_HANDLE_LENGTH - suffix.length).replace(/-+$/, '') + suffix;
+    if (!taken.has(candidate)) return candidate;
+  }
 }
 
 export function listSites(db: Executor): Site[] {

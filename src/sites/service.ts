@@ -3,8 +3,9 @@ import type { Site } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { KeyAuthenticator } from './key-cache.js';
 import { createKey, createSiteWithKey, getSite, listKeys, listSites, type ApiKeyInfo, type AuthenticatedKey } from './keys.js';
+import { updateSiteSettings, type SiteSettingsPatch } from './settings.js';
 
-export type { Site };
+export type { Site, SiteSettingsPatch };
 
 /** Sites and their API keys: what the admin CLI manages and every request authenticates with. */
 export class SiteService {
@@ -35,6 +36,11 @@ export class SiteService {
     const site = getSite(this.handle.db, siteId);
     if (!site) throw notFound('site');
     return site;
+  }
+
+  /** Changes a site's settings (name, description, handle, url, language, postsPerPage). */
+  async update(siteId: string, patch: SiteSettingsPatch): Promise<Site> {
+    return updateSiteSettings(this.handle.db, siteId, patch);
   }
 
   async createKey(siteId: string): Promise<{ key: string; info: ApiKeyInfo }> {

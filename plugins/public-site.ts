@@ -1,0 +1,42 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { PublicPages, type PublicResponse } from '../src/site/pages.js';
+import { PublicSiteService } from '../src/site/public.js';
+import { createSiteRenderer } from '../src/site/render.js';
+import { registerSiteViews, stylesheetFile } from '../src/site/views.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    publicSite: PublicSiteService;
+    publicPages: PublicPages;
+    /** Sends a public response with its caching headers, or 304 when the client's copy is current. */
+    sendPublic(request: FastifyRequest, reply: FastifyReply, response: PublicResponse): FastifyReply;
+  }
+}
+
+const CACHE_CONTROL = 'public, max-age=60';
+
+function notModified(request: FastifyRequest, response: PublicResponse): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === response.etag || tag.trim() === '*');
+  const since = Date.parse(request.headers['if-modified-since'] ?? '');
+  // HTTP dates have whole seconds.
+  return !Number.isNaN(since) && Math.floor(response.lastModified.getTime() / 1000) * 1000 <= since;
+}
+
+/** What readers see: the public pages, feeds and content API, templates registered with @fastify/view. */
+export default fp(
+  async function publicSitePlugin(app: FastifyInstance) {
+    await registerSiteViews(app);
+    const service = new PublicSiteService(app.database.db, app.config.publicBaseUrl);
+    app.decorate('publicSite', service);
+    app.decorate('publicPages', new PublicPages(service, createSiteRenderer((template, data) => app.view(template, data)), stylesheetFile()));
+    app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {
+      reply.header('Cache-Control', CACHE_CONTROL).header('ETag', response.etag).header('Last-Modified', response.lastModified.toUTCString());
+      if (response.status === 200 && notModified(request, response)) return reply.code(304).send();
+      if (response.location) reply.header('Location', response.location);
+      return reply.code(response.status).type(response.contentType).send(response.body);
+    });
+  },
+  { name: 'public-site', dependencies: ['db'] },
+);

@@ -1,0 +1,29 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Site } from '../../../src/sites/service.js';
+import { errorResponses } from '../../../src/schemas/common.js';
+import { PatchSiteBody, SiteSettingsResponse } from '../../../src/schemas/site.js';
+
+const tags = ['site'];
+
+export default async function siteSettingsRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', app.requireSite);
+
+  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicSite.view(site, '').baseUrl });
+
+  app.get(
+    '/site',
+    { schema: { tags, summary: "The key's site and its public settings", response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    async (request) => ({ success: true as const, data: { message: 'Site retrieved successfully', site: siteView(await app.sites.get(request.site.id)) } }),
+  );
+
+  app.patch(
+    '/site',
+    { schema: { tags, summary: 'Change the site: name, description, handle, url, language, postsPerPage', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    async (request) => ({
+      success: true as const,
+      data: { message: 'Site updated successfully', site: siteView(await app.sites.update(request.site.id, request.body)) },
+    }),
+  );
+}

@@ -1,0 +1,96 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Site } from '../../../src/db/schema.js';
+import { notFound } from '../../../src/errors.js';
+import { tagSlug } from '../../../src/site/markdown.js';
+import type { PublicPost, PublicSite } from '../../../src/site/types.js';
+import { postUrl } from '../../../src/site/urls.js';
+import { errorResponses } from '../../../src/schemas/common.js';
+import { ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
+
+const tags = ['content'];
+
+const postView = (site: PublicSite, post: PublicPost) => ({
+  ...post,
+  url: postUrl(site, post.slug),
+  visibility: post.unlisted ? 'unlisted' : 'public',
+});
+const siteView = (site: PublicSite) => ({ name: site.name, handle: site.handle, url: site.baseUrl, language: site.language, description: site.description });
+
+/**
+ * The public content API (Ghost's Content API role): what the public pages show, as JSON, with
+ * no key, open to any origin, cached like the pages.
+ */
+export default async function contentRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('Access-Control-Allow-Origin', '*');
+  });
+  app.options('/sites/*', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(204).header('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS').header('Access-Control-Max-Age', '86400').send(),
+  );
+
+  const siteOf = async (handle: string): Promise<Site> => {
+    const site = await app.publicSite.byHandle(handle);
+    if (!site) throw notFound('site');
+    return site;
+  };
+
+  app.get(
+    '/sites/:handle/posts',
+    {
+      schema: {
+        tags,
+        summary: 'List the published posts of a site, newest first (no key needed)',
+        security: [],
+        params: ContentSiteParams,
+        querystring: ContentListQuery,
+        response: { 200: ContentListResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const site = await siteOf(request.params.handle);
+      const { page, limit, tag, category } = request.query;
+      const view = app.publicSite.view(site, '');
+      const response = await app.publicPages.cached(`content|${site.id}|${site.contentVersion}|${request.url}`, site, async () => {
+        const topic = tag ? { kind: 'tag' as const, slug: tagSlug(tag) } : category ? { kind: 'category' as const, slug: tagSlug(category) } : undefined;
+        const found = await app.publicSite.list(site.id, { page, limit, topic });
+        const body = {
+          success: true as const,
+          data: {
+            posts: found.posts.map((post) => postView(view, post)),
+            pagination: { page, limit, total: found.total, pages: Math.ceil(found.total / limit) },
+            site: siteView(view),
+          },
+        };
+        return { status: 200, contentType: 'application/json; charset=utf-8', body: String(reply.serialize(body)) };
+      });
+      return app.sendPublic(request, reply, response);
+    },
+  );
+
+  app.get(
+    '/sites/:handle/posts/:slug',
+    {
+      schema: {
+        tags,
+        summary: 'Retrieve a published post by its slug (unlisted ones too; no key needed)',
+        security: [],
+        params: ContentPostParams,
+        response: { 200: ContentPostResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const site = await siteOf(request.params.handle);
+      const view = app.publicSite.view(site, '');
+      const found = await app.publicSite.bySlug(site.id, request.params.slug);
+      if (!found || !('post' in found)) throw notFound('post');
+      const response = await app.publicPages.cached(`content|${site.id}|${site.contentVersion}|post|${found.post.id}`, site, async () => ({
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: String(reply.serialize({ success: true as const, data: { post: postView(view, found.post), site: siteView(view) } })),
+      }));
+      return app.sendPublic(request, reply, response);
+    },
+  );
+}

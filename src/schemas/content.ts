@@ -1,0 +1,33 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_CATEGORY_LENGTH, MAX_HANDLE_LENGTH, MAX_SLUG_LENGTH, MAX_TAG_LENGTH } from '../limits.js';
+import { NullableString, PageQuery, PaginationSchema, Timestamp, envelope } from './common.js';
+
+/** A published post as the public content API shows it: for front ends that render posts themselves. */
+export const ContentPost = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  slug: Type.String(),
+  url: Type.String({ description: 'Absolute URL of the post page' }),
+  title: Type.String(),
+  description: NullableString,
+  html: Type.String({ description: 'The content rendered to HTML (raw HTML in the Markdown is escaped)' }),
+  readingTime: Type.Integer({ description: 'Minutes' }),
+  category: NullableString,
+  tags: Type.Array(Type.String()),
+  authorId: NullableString,
+  visibility: Type.String(),
+  publishedAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const ContentSite = Type.Object({ name: Type.String(), handle: Type.String(), url: Type.String(), language: Type.String(), description: NullableString });
+
+export const ContentSiteParams = Type.Object({ handle: Type.String({ minLength: 1, maxLength: MAX_HANDLE_LENGTH }) });
+export const ContentPostParams = Type.Object({ handle: Type.String({ minLength: 1, maxLength: MAX_HANDLE_LENGTH }), slug: Type.String({ minLength: 1, maxLength: MAX_SLUG_LENGTH }) });
+export const ContentListQuery = Type.Object({
+  ...PageQuery,
+  tag: Type.Optional(Type.String({ maxLength: MAX_TAG_LENGTH })),
+  category: Type.Optional(Type.String({ maxLength: MAX_CATEGORY_LENGTH })),
+});
+
+export const ContentListResponse = envelope(Type.Object({ posts: Type.Array(ContentPost), pagination: PaginationSchema, site: ContentSite }));
+export const ContentPostResponse = envelope(Type.Object({ post: ContentPost, site: ContentSite }));

@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_HANDLE_LENGTH, MAX_POSTS_PER_PAGE, MAX_SITE_DESCRIPTION_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH } from '../limits.js';
+import { NullableString, envelope } from './common.js';
+
+/** A site's settings as GET and PATCH /api/v1/site answer them. */
+export const SiteSettings = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  description: NullableString,
+  handle: Type.String({ description: 'Pages at /sites/<handle>/' }),
+  url: NullableString,
+  language: Type.String({ description: 'BCP 47 tag of the pages' }),
+  postsPerPage: Type.Integer(),
+  publicUrl: Type.String({ description: 'Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle>' }),
+});
+
+export const PatchSiteBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SITE_NAME_LENGTH })),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: MAX_SITE_DESCRIPTION_LENGTH }), Type.Null()])),
+    handle: Type.Optional(Type.String({ minLength: MIN_HANDLE_LENGTH, maxLength: MAX_HANDLE_LENGTH })),
+    url: Type.Optional(Type.Union([Type.String({ maxLength: 300, description: 'An origin such as https://blog.example.com; null to remove' }), Type.Null()])),
+    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
+    postsPerPage: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_POSTS_PER_PAGE })),
+  },
+  { minProperties: 1 },
+);
+
+export const SiteSettingsResponse = envelope(Type.Object({ message: Type.String(), site: SiteSettings }));
