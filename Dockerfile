@@ -19,6 +19,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
+COPY views ./views
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

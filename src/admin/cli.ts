@@ -9,6 +9,9 @@ const USAGE = `Usage: npm run admin -- <command>
 
   site create --name "Name"     create a site and print its id and first API key
   site list                     list sites
+  site update <siteId> [--name "Name"] [--handle h] [--url https://...] [--description "..."]
+              [--language en] [--posts-per-page 10]
+                                change a site's settings (--url "" removes its own domain)
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
@@ -25,7 +28,16 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   try {
     parsed = parseArgs({
       args: argv,
-      options: { name: { type: 'string' }, site: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        name: { type: 'string' },
+        site: { type: 'string' },
+        handle: { type: 'string' },
+        url: { type: 'string' },
+        description: { type: 'string' },
+        language: { type: 'string' },
+        'posts-per-page': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
     });
   } catch (error) {
@@ -49,6 +61,20 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         const { site, key } = await sites.create(values.name);
         out(`site ${site.id} "${site.name}"`);
         out(`key  ${key}  (shown once: store it now)`);
+        return;
+      }
+      case 'site update': {
+        if (!target) throw new UsageError('site update needs <siteId>');
+        const perPage = values['posts-per-page'];
+        const site = await sites.update(target, {
+          name: values.name,
+          handle: values.handle,
+          url: values.url === undefined ? undefined : values.url || null,
+          description: values.description,
+          language: values.language,
+          postsPerPage: perPage === undefined ? undefined : Number(perPage),
+        });
+        out(`site ${site.id} "${site.name}"  handle ${site.handle}  url ${site.url ?? '-'}  language ${site.language}  ${site.postsPerPage} per page`);
         return;
       }
       case 'site list':
