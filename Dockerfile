@@ -1,26 +1,32 @@
-# syntax=docker/dockerfile:1
 # Build stage: compile better-sqlite3 and the TypeScript sources.
 FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# No lifecycle scripts of the package itself yet (its `prepare` builds, which needs the sources).
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3 esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY routes ./routes
-RUN npm run build && npm prune --omit=dev
+# Compiler leftovers of better-sqlite3 (objects, its copy of SQLite's sources) stay behind.
+RUN npm run build && npm prune --omit=dev --ignore-scripts \
+  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src node_modules/better-sqlite3/build/Release/obj* \
+     node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps \
+  && chmod +x dist/src/admin/cli.js
 
 # Runtime stage: only the compiled app, production dependencies and migrations.
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
+# Shutdown must end inside `docker stop`'s default 10 s grace: 6 s for running tasks, then 2 s
+# at most to close. Give long generations more with --stop-timeout and a larger value here.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data SHUTDOWN_TIMEOUT_MS=6000
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
 COPY views ./views
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data && chown node:node /data && ln -s /app/dist/src/admin/cli.js /usr/local/bin/blog-admin
 USER node
 VOLUME ["/data"]
 EXPOSE 3000

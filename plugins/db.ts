@@ -16,9 +16,10 @@ export interface DbPluginOptions {
   config: Config;
   /**
    * Create the first site when the database has none (the server does; the admin CLI does
-   * not), and hand its generated key to this callback, the one chance to show it.
+   * not), and hand its generated key to `onKey`, the one chance to show it. The server does
+   * it once listening (`when: 'listen'`), so a start that cannot bind its port creates nothing.
    */
-  bootstrap?: { onKey(siteId: string, key: string): void };
+  bootstrap?: { onKey(siteId: string, key: string): void; when?: 'ready' | 'listen' };
 }
 
 /** Opens the database (applying migrations), shares it and the configuration, closes it last. */
@@ -28,9 +29,14 @@ export default fp(
     app.addHook('onClose', async () => handle.close());
     app.decorate('config', opts.config);
     app.decorate('database', handle);
-    if (opts.bootstrap) {
-      const created = bootstrapFirstSite(handle.db, opts.config.siteName, opts.config.bootstrapApiKey);
-      if (created?.generatedKey) opts.bootstrap.onKey(created.site.id, created.generatedKey);
+    const { bootstrap } = opts;
+    if (bootstrap) {
+      const createFirstSite = async () => {
+        const created = bootstrapFirstSite(handle.db, opts.config.siteName, opts.config.bootstrapApiKey);
+        if (created?.generatedKey) bootstrap.onKey(created.site.id, created.generatedKey);
+      };
+      if (bootstrap.when === 'listen') app.addHook('onListen', createFirstSite);
+      else await createFirstSite();
     }
   },
   { name: 'db' },

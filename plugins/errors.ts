@@ -18,7 +18,7 @@ interface ErrorBody {
 }
 
 // Fastify's own error codes, mapped onto the envelope's stable codes.
-const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message?: string }> = {
+const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message?: string; details?: ErrorDetail[] }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'Request body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { statusCode: 400, code: 'INVALID_JSON', message: 'Request body is empty but Content-Type is application/json' },
   FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large' },
@@ -27,7 +27,12 @@ const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message
   FST_INVALID_MULTIPART_CONTENT_TYPE: { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Expected multipart/form-data' },
   FST_REQ_FILE_TOO_LARGE: { statusCode: 413, code: 'FILE_TOO_LARGE' },
   FST_PARTS_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR' },
-  FST_FILES_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR', message: 'Send exactly one file, in the part named "file"' },
+  FST_FILES_LIMIT: {
+    statusCode: 400,
+    code: 'VALIDATION_ERROR',
+    message: 'Send exactly one file, in the part named "file"',
+    details: [{ path: '/body/file', message: 'exactly one file part named "file"' }],
+  },
   FST_FIELDS_LIMIT: { statusCode: 400, code: 'VALIDATION_ERROR' },
   FST_PROTO_VIOLATION: { statusCode: 400, code: 'VALIDATION_ERROR' },
 };
@@ -65,7 +70,7 @@ export function describe(error: FastifyError | AppError | Error): ErrorBody {
     return { statusCode: 400, code: 'VALIDATION_ERROR', message: `Invalid request: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, details };
   }
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
-  if (known) return { statusCode: known.statusCode, code: known.code, message: known.message ?? fastifyError.message };
+  if (known) return { statusCode: known.statusCode, code: known.code, message: known.message ?? fastifyError.message, details: known.details };
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return { statusCode: status, code: STATUS_CODES[status] ?? 'BAD_REQUEST', message: fastifyError.message };

@@ -46,7 +46,7 @@ export default fp(
       log: app.log,
     });
     app.decorate('jobs', loop);
-    app.decorate('tasks', new TaskService(queue, app.knowledge, config.jobMaxAttempts));
+    app.decorate('tasks', new TaskService(queue, app.knowledge, app.generator, config.jobMaxAttempts));
     app.decorate('writer', new PostWriter(deps));
     // Not before listening: a process that fails to bind its port must not have claimed tasks.
     if (opts.autoStart ?? true) app.addHook('onListen', async () => loop.start());

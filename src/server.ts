@@ -1,20 +1,24 @@
 import Fastify from 'fastify';
 import app, { serverOptions } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, lockDataDir } from './db/lock.js';
 
-async function main() {
-  const config = loadConfig();
+/** Time the process may take, past SHUTDOWN_TIMEOUT_MS, to close connections and the database. */
+const SHUTDOWN_MARGIN_MS = 2000;
+
+async function main(config: Config) {
   const unlock = lockDataDir(config.dataDir);
   const server = Fastify(serverOptions(config));
   await server.register(app, {
     config,
     bootstrap: {
+      when: 'listen',
       onKey(siteId, key) {
         // Printed once: only the hash is stored, so this is the one chance to copy it.
         process.stdout.write(
           `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
-            'Use it as "Authorization: Bearer <key>". Manage keys with: npm run admin -- key create --site <siteId>\n\n',
+            'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
+            '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
         );
       },
     },
@@ -29,7 +33,7 @@ async function main() {
     const timer = setTimeout(() => {
       server.log.error('shutdown timed out; exiting');
       process.exit(1);
-    }, config.shutdownTimeoutMs + 5000);
+    }, config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS);
     timer.unref();
     server.close().then(
       () => {
@@ -48,10 +52,31 @@ async function main() {
   await server.listen({ port: config.port, host: config.host });
 }
 
-main().catch((error) => {
-  // A bad setting or a taken data folder is the operator's to fix: say what, without a stack.
-  if (error instanceof ConfigError) console.error(`Configuration error: ${error.message}`);
-  else if (error instanceof DataDirLockedError) console.error(error.message);
-  else console.error(error);
+/** A start-up failure the operator can fix, in one line; null for anything else (a bug: its stack helps). */
+function explain(error: unknown, config: Config | null): string | null {
+  if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
+  if (error instanceof DataDirLockedError) return error.message;
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  if (config && syscall === 'listen' && code === 'EADDRINUSE') {
+    return `Port ${config.port} on ${config.host} is already in use (PORT): stop what uses it, or set PORT to a free port`;
+  }
+  if (config && syscall === 'listen' && code === 'EACCES') return `Not allowed to listen on port ${config.port} (PORT): use a port above 1023`;
+  const message = (error as Error)?.message ?? '';
+  if (config && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || /SQLITE_(CANTOPEN|READONLY)|readonly database|unable to open/i.test(message))) {
+    return (
+      `Cannot write to DATA_DIR ${config.dataDir}${path && path !== config.dataDir ? ` (${path})` : ''}: ` +
+      'make the folder writable by the user the service runs as (in the Docker image, a bind-mounted folder must belong to uid 1000: chown -R 1000:1000 <folder>)'
+    );
+  }
+  return null;
+}
+
+let config: Config | null = null;
+try {
+  config = loadConfig();
+  await main(config);
+} catch (error) {
+  const explained = explain(error, config);
+  console.error(explained ?? error);
   process.exit(1);
-});
+}

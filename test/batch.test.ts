@@ -1,6 +1,8 @@
 import t from 'tap';
 import { mergeDefaults, postStateFor } from '../src/tasks/batch.js';
 import { scheduleBatch } from '../src/tasks/schedule.js';
+import { UnknownModelError } from '../src/generation/errors.js';
+import type { AppGenerator } from '../src/generation/service.js';
 import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 
@@ -178,8 +180,19 @@ t.test('the loop generates each task into a post with its status, defaults and g
   t.equal(after.postId, posts[0].id);
 });
 
-t.test('an unknown model fails the task at once', async (t) => {
-  const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false } });
+t.test('an unknown model is refused at submission; one gone by run time fails the task at once', async (t) => {
+  const refused = await batch(await buildTestApp(t), { posts: [{ topic: 'Anything', model: 'no-such-model' }] });
+  t.equal(refused.statusCode, 400);
+  t.equal(refused.json().error.code, 'UNKNOWN_MODEL');
+
+  // A model removed from the generator after the batch was accepted.
+  const gone: AppGenerator = {
+    generate: async () => {
+      throw new UnknownModelError('no-such-model', 'it was removed');
+    },
+    status: async () => ({ mode: 'ollama', active: 'ollama', ollama: { host: 'http://127.0.0.1:9', model: 'm', reachable: true, modelAvailable: true } }),
+  };
+  const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false }, generator: gone });
   const { taskIds } = (await batch(ctx, { posts: [{ topic: 'Anything', model: 'no-such-model' }] })).json().data;
   await ctx.app.jobs.tick();
   await ctx.app.jobs.whenIdle();

@@ -48,7 +48,7 @@ t.test('the admin CLI creates sites and keys that work over HTTP', async (t) => 
   const ctx = await buildTestApp(t);
   const lines: string[] = [];
   await runAdmin(['site', 'create', '--name', 'CLI Site'], ctx.config, (line) => lines.push(line));
-  const siteId = lines[0].match(/^site (\S+) "CLI Site"$/)![1];
+  const siteId = lines[0].match(/^site (\S+) "CLI Site" \(handle cli-site\)$/)![1];
   const firstKey = lines[1].match(/^key\s+(blog_\S+)/)![1];
   const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', key: firstKey, payload: { title: 'From the CLI site' } });
   t.equal(res.statusCode, 201);
@@ -62,13 +62,13 @@ t.test('the admin CLI creates sites and keys that work over HTTP', async (t) => 
 
   lines.length = 0;
   await runAdmin(['key', 'list', '--site', siteId], ctx.config, (line) => lines.push(line));
-  t.equal(lines.length, 2);
+  t.equal(lines.length, 3, 'a header and two keys');
   t.notOk(lines.join('\n').includes(firstKey), 'keys are listed by prefix only');
-  t.ok(lines.every((line) => line.endsWith('active')));
+  t.ok(lines.slice(1).every((line) => line.endsWith('active')));
 
   lines.length = 0;
   await runAdmin(['site', 'list'], ctx.config, (line) => lines.push(line));
-  t.equal(lines.length, 2);
+  t.equal(lines.length, 3, 'a header and two sites');
   await t.rejects(runAdmin(['key', 'create'], ctx.config), { name: 'UsageError' });
   await t.rejects(runAdmin(['bogus', 'thing'], ctx.config), { name: 'UsageError' });
   await t.rejects(runAdmin(['site', 'list', '--wat'], ctx.config), { name: 'UsageError' });

@@ -62,7 +62,7 @@ t.test('SIGKILL while tasks run: a new process finishes every task with exactly 
   t.teardown(() => second.child.kill('SIGKILL'));
   const third = await failedStart(spawnServer({ PORT: '0', ...env }));
   t.equal(third.code, 1, 'a second server on the same data folder refuses to start');
-  t.match(third.stderr, new RegExp(`Another server \\(pid ${second.child.pid}\\) is already running`));
+  t.match(third.stderr, new RegExp(`Another server \\(pid ${second.child.pid} on [^)]+\\) is already running`));
   // Well within the 60 s lease: tasks left running by the dead process are returned at start-up.
   const done = await waitFor(async () => {
     const list = (await api(second, `/api/v1/tasks?batchId=${batchId}&limit=100`)).data.tasks as { status: string; postId: string; attempts: number; id: string }[];

@@ -290,3 +290,29 @@ t.test('a kind registers once, and a job of an unknown kind fails for good', asy
   t.equal(row.status, 'failed');
   t.match(row.lastError, /No handler for job kind/);
 });
+
+t.test('a job whose dependency is unavailable waits without spending attempts, backing off to a ceiling', async (t) => {
+  const s = setup(t);
+  const [job] = s.addJobs(1, 0, 1);
+  let down = true;
+  const loop = s.makeLoop(async (row) => {
+    if (down) throw Object.assign(new Error('The Ollama server is unreachable'), { unavailable: true });
+    return row.payload.text;
+  });
+  for (const [round, wait] of [[1, 1000], [2, 2000], [3, 4000]]) {
+    await loop.tick();
+    await loop.whenIdle();
+    const row = s.job(job.id);
+    t.equal(row.status, 'pending', `wait ${round}: still pending`);
+    t.equal(row.attempts, 0, `wait ${round}: no attempt spent (max 1)`);
+    t.equal(row.waits, round);
+    t.equal(row.runAfter.getTime(), s.clock.ms + wait, `wait ${round}: backs off ${wait} ms`);
+    s.clock.ms = row.runAfter.getTime();
+  }
+  t.equal(loop.backoffMs(30, 15 * 60_000), 450_000, 'capped at 15 minutes before jitter');
+  down = false;
+  await loop.tick();
+  await loop.whenIdle();
+  t.equal(s.job(job.id).status, 'succeeded');
+  t.equal(s.job(job.id).attempts, 1);
+});

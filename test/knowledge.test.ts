@@ -223,7 +223,8 @@ t.test('sites are isolated for list, get, search and delete', async (t) => {
   const theirs = await search(ctx, 'saffron', '', other.key);
   t.same(theirs.data.results.map((r: { fileName: string }) => r.fileName), ['theirs.txt']);
   const filtered = await search(ctx, 'saffron', `&fileIds=${mine.id}`, other.key);
-  t.same(filtered.data.results, [], "another site's file id finds nothing");
+  t.equal(filtered.error.code, 'VALIDATION_ERROR', "another site's file id is unknown here, as in a batch");
+  t.same(filtered.error.details, [{ path: '/querystring/fileIds', message: `unknown file id ${mine.id}` }]);
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${mine.id}` })).json().data.knowledge.name, 'mine.txt');
   const page = (await ctx.call({ method: 'GET', url: '/api/v1/knowledge?page=2&limit=1' })).json().data;
   t.same(page.items, []);

@@ -1,11 +1,16 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { DATABASE_FILE } from '../db/client.js';
 import { AppError } from '../errors.js';
 import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
 
-const USAGE = `Usage: npm run admin -- <command>
+const USAGE = `Usage: blog-admin <command> [--json]
 
   site create --name "Name"     create a site and print its id and first API key
   site list                     list sites
@@ -16,11 +21,22 @@ const USAGE = `Usage: npm run admin -- <command>
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
 
-Uses the database in DATA_DIR (default ./data), like the server.`;
+--json prints what a script reads instead of a table.
+Uses the database in DATA_DIR (default ./data), like the server; only "site create" may
+create it. In the Docker image: docker exec <container> blog-admin site list`;
 
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** Columns padded to their widest cell, with a header: what a person reads. */
+export function table(headers: string[], rows: string[][]): string[] {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ');
+  return [line(headers), ...rows.map(line)];
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : '-');
 
 /** Runs one admin command against the database of `config`; writes its output through `out`. */
 export async function runAdmin(argv: string[], config: Config, out: (line: string) => void = console.log): Promise<void> {
@@ -36,6 +52,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         description: { type: 'string' },
         language: { type: 'string' },
         'posts-per-page': { type: 'string' },
+        json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -46,6 +63,14 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   const { values, positionals } = parsed;
   const [resource, action, target] = positionals;
   if (values.help || !resource) throw new UsageError(USAGE);
+  const command = `${resource} ${action ?? ''}`.trim();
+  const json = (value: unknown) => out(JSON.stringify(value, null, 2));
+
+  // Only a site create may make a database: anything else on a wrong DATA_DIR says so.
+  const databaseFile = path.join(config.dataDir, DATABASE_FILE);
+  if (command !== 'site create' && !fs.existsSync(databaseFile)) {
+    throw new UsageError(`No database at ${databaseFile}: check DATA_DIR (the server creates it at its first start; "site create" may too)`);
+  }
 
   // The same database and site service as the server, without the rest of the app.
   const app = Fastify({ logger: false });
@@ -54,12 +79,12 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   await app.ready();
   const { sites } = app;
   try {
-    const command = `${resource} ${action ?? ''}`.trim();
     switch (command) {
       case 'site create': {
         if (!values.name) throw new UsageError('site create needs --name "Name"');
         const { site, key } = await sites.create(values.name);
-        out(`site ${site.id} "${site.name}"`);
+        if (values.json) return json({ site, key });
+        out(`site ${site.id} "${site.name}" (handle ${site.handle})`);
         out(`key  ${key}  (shown once: store it now)`);
         return;
       }
@@ -74,30 +99,39 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
           language: values.language,
           postsPerPage: perPage === undefined ? undefined : Number(perPage),
         });
-        out(`site ${site.id} "${site.name}"  handle ${site.handle}  url ${site.url ?? '-'}  language ${site.language}  ${site.postsPerPage} per page`);
+        if (values.json) return json(site);
+        for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'LANGUAGE', 'PER PAGE'], [[site.id, site.name, site.handle, site.url ?? '-', site.language, String(site.postsPerPage)]])) out(line);
         return;
       }
-      case 'site list':
-        for (const site of await sites.list()) out(`${site.id}  ${site.name}  created ${site.createdAt.toISOString()}`);
+      case 'site list': {
+        const list = await sites.list();
+        if (values.json) return json(list);
+        if (list.length === 0) return out('No sites yet: blog-admin site create --name "Name"');
+        for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'CREATED'], list.map((s) => [s.id, s.name, s.handle, s.url ?? '-', iso(s.createdAt)]))) out(line);
         return;
+      }
       case 'key create': {
         if (!values.site) throw new UsageError('key create needs --site <siteId>');
         const { key, info } = await sites.createKey(values.site);
+        if (values.json) return json({ ...info, key });
         out(`key ${info.id}`);
         out(`${key}  (shown once: store it now)`);
         return;
       }
       case 'key list': {
         if (!values.site) throw new UsageError('key list needs --site <siteId>');
-        for (const key of await sites.listKeys(values.site)) {
-          const state = key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active';
-          out(`${key.id}  ${key.prefix}…  created ${key.createdAt.toISOString()}  ${state}`);
-        }
+        const keys = await sites.listKeys(values.site);
+        if (values.json) return json(keys);
+        if (keys.length === 0) return out('No keys: blog-admin key create --site <siteId>');
+        const rows = keys.map((key) => [key.id, `${key.prefix}…`, iso(key.createdAt), key.revokedAt ? `revoked ${iso(key.revokedAt)}` : 'active']);
+        for (const line of table(['ID', 'PREFIX', 'CREATED', 'STATE'], rows)) out(line);
         return;
       }
       case 'key revoke': {
         if (!target) throw new UsageError('key revoke needs <keyId>');
-        out((await sites.revokeKey(target)) ? `revoked ${target}` : `${target} was already revoked`);
+        const revoked = await sites.revokeKey(target);
+        if (values.json) return json({ id: target, revoked });
+        out(revoked ? `revoked ${target}` : `${target} was already revoked`);
         return;
       }
       default:
@@ -108,14 +142,26 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   }
 }
 
+/** True when this file is the program being run (also through the `blog-admin` bin link). */
+function isMain(): boolean {
+  try {
+    return fs.realpathSync(process.argv[1] ?? '') === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
 /* c8 ignore start */
-if (import.meta.url === `file://${process.argv[1]}`) {
-  runAdmin(process.argv.slice(2), loadConfig()).catch((error: unknown) => {
+if (isMain()) {
+  try {
+    await runAdmin(process.argv.slice(2), loadConfig());
+  } catch (error) {
+    // Mistakes a person can fix: one line, exit 2. Anything else is a bug: its stack helps.
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError) {
       console.error(error.message);
       process.exit(2);
     }
     throw error;
-  });
+  }
 }
 /* c8 ignore stop */

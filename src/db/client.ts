@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import { slugify } from '../text/slug.js';
+import { foldText, slugify } from '../text/slug.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -37,16 +37,21 @@ export function migrationsFolder(): string {
   throw new Error('drizzle/ migrations folder not found');
 }
 
+/** The database's file name inside DATA_DIR. */
+export const DATABASE_FILE = 'blog.db';
+
 /** Opens (creating if needed) DATA_DIR/blog.db in WAL mode and applies pending migrations. */
 export function openDatabase(dataDir: string): DbHandle {
   fs.mkdirSync(dataDir, { recursive: true });
-  const sqlite = new Database(path.join(dataDir, 'blog.db'));
+  const sqlite = new Database(path.join(dataDir, DATABASE_FILE));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  // Tag and category pages match posts by the slug of their names.
+  // Tag and category pages match posts by the slug of their names; filters and search fold
+  // case and accents (`cafe` finds "Café").
   sqlite.function('slugify', { deterministic: true }, (text) => slugify(String(text)));
+  sqlite.function('fold', { deterministic: true }, (text) => (text === null ? null : foldText(String(text))));
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
   const dataVersion = sqlite.prepare<[], number>('PRAGMA data_version').pluck();

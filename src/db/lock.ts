@@ -1,41 +1,45 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 
 export class DataDirLockedError extends Error {
-  constructor(dataDir: string, pid: number) {
-    super(`Another server (pid ${pid}) is already running on DATA_DIR ${dataDir}; stop it first or use another DATA_DIR`);
+  constructor(dataDir: string, holder: string) {
+    super(`Another server (${holder}) is already running on DATA_DIR ${dataDir}; stop it first or use another DATA_DIR`);
     this.name = 'DataDirLockedError';
   }
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
- * Claims DATA_DIR for this server process with a pid file, and returns its release. One server
- * per data folder is what lets the job loop return every `running` task to pending at start-up.
- * A pid file left by a process that died (or by this pid, as in a restarted container) is stale.
+ * Claims DATA_DIR for this server process, and returns its release. One server per data folder
+ * is what lets the job loop return every `running` task to pending at start-up.
+ *
+ * The claim is an exclusive SQLite lock on DATA_DIR/server.lock, held open for the process's
+ * life: the kernel drops it when the process dies, however it dies, and it holds across
+ * containers sharing a volume, where every server is pid 1 and a pid file proves nothing.
+ * The holder's description is written beside it, for the refusal message only.
  */
-export function lockDataDir(dataDir: string): () => void {
+export function lockDataDir(dataDir: string, holder = `pid ${process.pid} on ${process.env.HOSTNAME ?? 'this host'}`): () => void {
   fs.mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'server.pid');
-  for (;;) {
+  const lockFile = path.join(dataDir, 'server.lock');
+  const holderFile = path.join(dataDir, 'server.lock.holder');
+  // No busy wait: a lock that is taken is a refusal, now.
+  const lock = new Database(lockFile, { timeout: 0 });
+  try {
+    lock.pragma('locking_mode = EXCLUSIVE');
+    lock.exec('BEGIN EXCLUSIVE');
+  } catch (error) {
+    lock.close();
+    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    let current = 'another process';
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-      return () => {
-        if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === String(process.pid)) fs.rmSync(file);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const pid = Number.parseInt(fs.readFileSync(file, 'utf8'), 10);
-      if (pid > 0 && pid !== process.pid && isRunning(pid)) throw new DataDirLockedError(dataDir, pid);
-      fs.rmSync(file, { force: true });
+      current = fs.readFileSync(holderFile, 'utf8').trim() || current;
+    } catch {
+      // The holder wrote nothing yet: the lock alone is proof enough.
     }
+    throw new DataDirLockedError(dataDir, current);
   }
+  fs.writeFileSync(holderFile, holder);
+  return () => {
+    if (lock.open) lock.close();
+  };
 }

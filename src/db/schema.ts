@@ -153,6 +153,8 @@ export const jobs = sqliteTable(
     runAfter: timestamp('run_after').notNull(),
     attempts: integer('attempts').notNull().default(0),
     maxAttempts: integer('max_attempts').notNull(),
+    // Times the job was put off because what it needs (a generator) was unavailable.
+    waits: integer('waits').notNull().default(0),
     leaseOwner: text('lease_owner'),
     leaseUntil: timestamp('lease_until'),
     startedAt: timestamp('started_at'),

@@ -2,6 +2,9 @@ import { AppError } from '../errors.js';
 
 /** Ollama cannot serve the request right now; a later attempt may succeed. */
 export class GeneratorUnavailableError extends AppError {
+  /** A job meeting this waits for the generator without spending an attempt (see the job loop). */
+  readonly unavailable = true;
+
   constructor(message: string) {
     super(503, 'GENERATOR_UNAVAILABLE', message);
     this.name = 'GeneratorUnavailableError';

@@ -27,6 +27,8 @@ export interface GeneratorStatus {
 /** The generator the app writes posts with, and how it reports itself to /ready. */
 export interface AppGenerator extends Pick<Generator, 'generate'> {
   status(): Promise<GeneratorStatus>;
+  /** Refuses (UnknownModelError) a model the generator answers it does not have; an unreachable one is given the benefit of the doubt. */
+  checkModel?(model: string): Promise<void>;
 }
 
 /** How long Ollama's model list is trusted before it is asked again. */
@@ -93,11 +95,27 @@ export class GeneratorService implements AppGenerator {
         return this.ollama.generate({ ...req, model: requested }, signal);
       case 'auto':
         if (wantsBuiltin) return this.builtin.generate(req, signal);
+        // Naming the configured model asks for nothing more than auto mode does: the builtin
+        // composer still stands in while Ollama cannot serve it.
+        if (requested !== null && normalizeModelName(requested) === normalizeModelName(this.config.ollamaModel)) return this.generateAuto(req, signal);
         if (requested !== null) {
           await this.requireOllamaModel(requested, true);
           return this.ollama.generate({ ...req, model: requested }, signal);
         }
         return this.generateAuto(req, signal);
+    }
+  }
+
+  async checkModel(model: string): Promise<void> {
+    const requested = model.trim();
+    if (requested === BUILTIN_MODEL_ALIAS || requested === this.builtin.model) return;
+    if (this.config.generator === 'builtin') throw new UnknownModelError(requested, `GENERATOR=builtin offers only "${BUILTIN_MODEL_ALIAS}"`);
+    if (this.config.generator === 'auto' && normalizeModelName(requested) === normalizeModelName(this.config.ollamaModel)) return;
+    try {
+      await this.requireOllamaModel(requested, this.config.generator === 'auto');
+    } catch (error) {
+      // Down now is no proof the model is missing: the task waits for the server instead.
+      if (!(error instanceof GeneratorUnavailableError)) throw error;
     }
   }
 

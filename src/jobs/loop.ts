@@ -41,6 +41,11 @@ const REFILL_DELAY_MS = 5;
 
 /** Errors that retrying cannot fix (an unknown model, say) carry `permanent: true`. */
 const isPermanent = (error: unknown) => (error as { permanent?: unknown })?.permanent === true;
+/** Errors saying what the job needs is unavailable (a generator server down) carry `unavailable: true`. */
+const isUnavailable = (error: unknown) => (error as { unavailable?: unknown })?.unavailable === true;
+
+/** The longest a job waits between two looks at an unavailable dependency. */
+export const WAIT_CEILING_MS = 15 * 60_000;
 
 /**
  * The in-process job loop: polls for due jobs, claims them atomically up to the concurrency
@@ -155,15 +160,21 @@ export class JobLoop {
     } catch (error) {
       if (signal.aborted) return;
       const message = error instanceof Error ? error.message : String(error);
+      if (isUnavailable(error)) {
+        const delay = this.backoffMs(job.waits + 1, WAIT_CEILING_MS);
+        const held = this.queue.defer(this.owner, job.id, message, this.clock.now() + delay, this.clock.now());
+        this.options.log.warn({ jobId: job.id, kind: job.kind, waits: job.waits + 1, delayMs: delay, held, reason: message }, 'job waits for an unavailable dependency');
+        return;
+      }
       const outcome = this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now());
       this.options.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, outcome, reason: message }, 'job attempt failed');
     }
   }
 
   /** Delay before retry number `attempt`: base * 2^(attempt-1), capped, scaled by a jitter in [0.5, 1). */
-  backoffMs(attempt: number): number {
+  backoffMs(attempt: number, max = this.options.backoffMaxMs ?? 300_000): number {
     const base = this.options.backoffBaseMs ?? 2000;
-    const ceiling = Math.min(this.options.backoffMaxMs ?? 300_000, base * 2 ** Math.max(0, attempt - 1));
+    const ceiling = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
     return Math.round(ceiling * (0.5 + this.random() / 2));
   }
 

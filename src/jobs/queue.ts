@@ -47,6 +47,7 @@ export class JobQueue {
   private readonly returnExpiredToPending;
   private readonly giveBackJob;
   private readonly recordFailure;
+  private readonly deferJob;
 
   constructor(private readonly db: Executor) {
     const running = (owner: SQL | string) => and(eq(jobs.id, p('id')), eq(jobs.leaseOwner, owner), eq(jobs.status, 'running'));
@@ -107,6 +108,19 @@ export class JobQueue {
       })
       .where(running(sql`${p('owner')}`))
       .prepare();
+    this.deferJob = db
+      .update(jobs)
+      .set({
+        status: 'pending',
+        attempts: sql`max(${jobs.attempts} - 1, 0)`,
+        waits: sql`${jobs.waits} + 1`,
+        runAfter: sql`${p('runAfter')}`,
+        lastError: sql`${p('lastError')}`,
+        updatedAt: sql`${p('now')}`,
+        ...noLease,
+      })
+      .where(running(sql`${p('owner')}`))
+      .prepare();
   }
 
   /** Adds jobs, all of them or none; inside a caller's transaction when given one (an outbox). */
@@ -123,6 +137,7 @@ export class JobQueue {
       runAfter: item.scheduledFor,
       attempts: 0,
       maxAttempts,
+      waits: 0,
       leaseOwner: null,
       leaseUntil: null,
       startedAt: null,
@@ -228,6 +243,14 @@ export class JobQueue {
         .run();
       return true;
     });
+  }
+
+  /**
+   * Puts a job off until `runAfter` because what it needs is unavailable (not its own fault):
+   * the attempt is not held against it. False when the lease was lost.
+   */
+  defer(owner: string, jobId: string, message: string, runAfter: number, now: number): boolean {
+    return this.deferJob.run({ id: jobId, owner, runAfter, lastError: message, now }).changes > 0;
   }
 
   /** Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of attempts. */

@@ -23,6 +23,19 @@ export const fileTooLarge = () => new AppError(413, 'FILE_TOO_LARGE', `The file 
 const oneFilePart = () =>
   validationError('Send exactly one file, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
 
+/** Listed in an error at most this many at a time (the message says how many more). */
+const MAX_LISTED_IDS = 20;
+
+/** Selected file ids that are not the site's files: a 400 naming them (batch and search alike). */
+export function unknownFileIds(ids: readonly string[], path: string) {
+  const listed = ids.slice(0, MAX_LISTED_IDS);
+  const more = ids.length > listed.length ? ` and ${ids.length - listed.length} more` : '';
+  return validationError(
+    `Unknown knowledge file ids: ${listed.join(', ')}${more}`,
+    listed.map((id) => ({ path, message: `unknown file id ${id}` })),
+  );
+}
+
 /** One part of a multipart upload, as the HTTP layer parsed it. */
 export interface UploadPart {
   type: 'file' | 'field';
@@ -157,7 +170,13 @@ export class KnowledgeService {
     );
   }
 
+  /** The best passages for a query; `fileIds` that are not the site's files are a 400 naming them. */
   async search(siteId: string, query: string, options: SearchOptions = {}): Promise<Passage[]> {
+    if (options.fileIds?.length) {
+      const known = existingFileIds(this.db, siteId, options.fileIds);
+      const unknown = [...new Set(options.fileIds.filter((id) => !known.has(id)))];
+      if (unknown.length) throw unknownFileIds(unknown, '/querystring/fileIds');
+    }
     return searchKnowledge(this.db, siteId, query, options);
   }
 

@@ -5,7 +5,7 @@ import { postSlugRedirects, posts, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, RESERVED_SLUGS, type PostListStatus, type Visibility } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
-import { slugify, uniqueSlug } from '../text/slug.js';
+import { foldText, slugify, uniqueSlug } from '../text/slug.js';
 import { cleanTags } from './tags.js';
 import { touchSiteContent } from '../sites/settings.js';
 
@@ -260,11 +260,12 @@ function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow
     default:
       filters.push(or(eq(posts.isDraft, true), eq(posts.visibility, 'public'))!);
   }
-  if (query.category) filters.push(eq(posts.category, query.category));
-  if (query.tag) filters.push(sql`exists (select 1 from json_each(${posts.tags}) where lower(json_each.value) = lower(${query.tag}))`);
+  // Filters and search fold case and accents, like slugs do.
+  if (query.category) filters.push(sql`fold(${posts.category}) = fold(${query.category})`);
+  if (query.tag) filters.push(sql`exists (select 1 from json_each(${posts.tags}) where fold(json_each.value) = fold(${query.tag}))`);
   if (query.q) {
-    const pattern = `%${escapeLike(query.q)}%`;
-    filters.push(sql`(${posts.title} like ${pattern} escape '\\' or ${posts.description} like ${pattern} escape '\\')`);
+    const pattern = `%${escapeLike(foldText(query.q))}%`;
+    filters.push(sql`(fold(${posts.title}) like ${pattern} escape '\\' or fold(${posts.description}) like ${pattern} escape '\\')`);
   }
   const where = and(...filters);
   return paginate(

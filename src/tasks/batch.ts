@@ -1,6 +1,6 @@
-import { validationError } from '../errors.js';
 import { cleanTopic, type PostRequest } from '../generation/grounded.js';
 import type { BatchStatus, Tone, Visibility } from '../limits.js';
+import { unknownFileIds } from '../knowledge/service.js';
 import { scheduleBatch } from './schedule.js';
 
 /** Fields a batch's `defaults` may set and each post may override. */
@@ -56,7 +56,7 @@ export function planBatch(request: BatchRequest, knownFileIds: ReadonlySet<strin
   const params = request.posts.map((post) => mergeDefaults(request.defaults, post));
   const unknown = requestedFileIds(request).filter((id) => !knownFileIds.has(id));
   if (unknown.length) {
-    throw validationError(`Unknown knowledge file ids: ${unknown.join(', ')}`, unknown.map((id) => ({ path: '/body/selectedFileIds', message: `unknown file id ${id}` })));
+    throw unknownFileIds(unknown, '/body/selectedFileIds');
   }
   const toDate = (value: string | undefined) => (value === undefined ? null : new Date(value));
   const dueTimes = scheduleBatch(

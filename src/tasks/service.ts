@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AppGenerator } from '../generation/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobStatus } from '../limits.js';
 import type { Page } from '../pagination.js';
@@ -47,6 +48,7 @@ export class TaskService {
   constructor(
     private readonly queue: JobQueue,
     private readonly knowledge: Pick<KnowledgeService, 'existingIds'>,
+    private readonly generator: Pick<AppGenerator, 'checkModel'>,
     private readonly maxAttempts: number,
   ) {}
 
@@ -54,6 +56,9 @@ export class TaskService {
   async schedule(siteId: string, request: BatchRequest, now = new Date()): Promise<{ batchId: string; tasks: Task[] }> {
     const known = await this.knowledge.existingIds(siteId, requestedFileIds(request));
     const planned = planBatch(request, known, now);
+    // A model the generator answers it lacks is refused now, not after every task failed.
+    const models = new Set(planned.map(({ params }) => params.model?.trim()).filter((model): model is string => !!model));
+    for (const model of models) await this.generator.checkModel?.(model);
     const batchId = randomUUID();
     const rows = this.queue.enqueue(
       siteId,
