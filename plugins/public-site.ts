@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { PublicPages, type PublicResponse } from '../src/site/pages.js';
 import { PublicSiteService } from '../src/site/public.js';
 import { createSiteRenderer } from '../src/site/render.js';
-import { registerSiteViews, stylesheetFile } from '../src/site/views.js';
+import { iconFile, registerSiteViews, stylesheetFile } from '../src/site/views.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,7 +30,7 @@ export default fp(
     await registerSiteViews(app);
     const service = new PublicSiteService(app.database.db, app.config.publicBaseUrl);
     app.decorate('publicSite', service);
-    app.decorate('publicPages', new PublicPages(service, createSiteRenderer((template, data) => app.view(template, data)), stylesheetFile()));
+    app.decorate('publicPages', new PublicPages(service, createSiteRenderer((template, data) => app.view(template, data)), { stylesheet: stylesheetFile(), icon: iconFile() }));
     app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {
       reply.header('Cache-Control', CACHE_CONTROL).header('ETag', response.etag).header('Last-Modified', response.lastModified.toUTCString());
       if (response.status === 200 && notModified(request, response)) return reply.code(304).send();

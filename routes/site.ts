@@ -22,6 +22,9 @@ export default async function siteRoutes(app: FastifyInstance) {
     return app.sendPublic(request, reply, response);
   });
 
+  // Browsers ask for it on their own, on every host.
+  app.get('/favicon.ico', { schema }, async (request, reply) => app.sendPublic(request, reply, app.publicPages.icon));
+
   app.get('/*', { schema }, async (request, reply) => {
     const site = await app.publicSite.byHost(hostOf(request));
     if (!site) return reply.callNotFound();

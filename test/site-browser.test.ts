@@ -88,13 +88,8 @@ t.test('public pages in Chromium', { skip: missing }, async (t) => {
 
   const problems: string[] = [];
   const requests: string[] = [];
-  const favicon404: string[] = [];
   page.on('console', (message) => {
     if (message.type() !== 'error') return;
-    // Chromium asks for /favicon.ico at the origin's root on its own (no page request event sees
-    // it); the pages declare no icon and the service has none there, so that one 404 is
-    // tolerated here, and only that one.
-    if (message.location().url === `${origin}/favicon.ico` && message.text().includes('404')) return void favicon404.push(message.text());
     problems.push(`console error: ${message.text()} at ${message.location().url}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
@@ -172,7 +167,6 @@ t.test('public pages in Chromium', { skip: missing }, async (t) => {
   }
 
   t.same(problems, [], 'no console errors, page errors, failed requests or HTTP errors');
-  if (favicon404.length > 0) t.comment(`tolerated: ${favicon404.length} × 404 for ${origin}/favicon.ico (no icon declared or served)`);
   t.ok(requests.length >= 3, `the pages made requests (${requests.length})`);
   t.same(requests.filter((url) => !url.startsWith(`${origin}/`)), [], 'every request goes to the server itself');
 });

@@ -394,12 +394,13 @@ t.test('markdown', async (t) => {
       '<h2 id="cafe-au-lait">Café au lait</h2>',
       '<h3 id="cafe-au-lait-2">Café au lait</h3>',
       '<h4 id="cafe-au-lait-3">Café au lait</h4>',
-      '<h6 id="six">Six</h6>',
+      '<h5 id="six">Six</h5>',
       '<h2 id="code-and-text"><code>code</code> <em>and</em> text</h2>',
       '',
     ].join('\n'),
-    'ids from the heading text, -N on repeats, one level down, at most h6',
+    'ids from the heading text, -N on repeats, the levels used become h2, h3, ... in rank',
   );
+  t.equal(renderMarkdown('## Steps\n\n#### Detail').html, '<h2 id="steps">Steps</h2>\n<h3 id="detail">Detail</h3>\n', 'a post of ## sections starts at h2 and skips no level');
 
   t.equal(renderMarkdown('<script>alert(1)</script>').html, '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n');
   t.equal(renderMarkdown('<div onclick="x()">hi</div>').html, '<p>&lt;div onclick=&quot;x()&quot;&gt;hi&lt;/div&gt;</p>\n');

@@ -168,7 +168,7 @@ t.test('slugs of published posts stay put; old slugs redirect; reserved words ar
 
 t.test('caching: ETag, Last-Modified, 304 and Cache-Control on every public response', async (t) => {
   const { ctx, base, published } = await setup(t);
-  for (const url of [`${base}/`, `${base}/${published.slug}/`, `${base}/rss.xml`, `${base}/sitemap.xml`, `${base}/robots.txt`, `${base}/assets/style.css`, `/content/v1/sites/${base.split('/')[2]}/posts`]) {
+  for (const url of [`${base}/`, `${base}/${published.slug}/`, `${base}/rss.xml`, `${base}/sitemap.xml`, `${base}/robots.txt`, `${base}/assets/style.css`, `${base}/assets/favicon.svg`, `/favicon.ico`, `/content/v1/sites/${base.split('/')[2]}/posts`]) {
     const first = await get(ctx, url);
     t.equal(first.headers['cache-control'], 'public, max-age=60', url);
     t.ok(first.headers.etag, `${url} ETag`);

@@ -33,18 +33,21 @@ export function tagSlug(text: string): string {
 }
 
 /**
- * Headings get unique ids and move down one level (`#` becomes `<h2>`, capped at h6) so the page
- * title stays the only h1; images load lazily; table alignment becomes a class instead of an inline
- * style, so pages need no `style` attributes.
+ * Headings get unique ids and sit under the page title, in order: the levels a post uses, by
+ * rank, become h2, h3, ... (`#` and `###` become h2 and h3; a post of `##` sections has h2s),
+ * so the title stays the only h1 and no level is skipped. Images load lazily; table alignment
+ * becomes a class instead of an inline style, so pages need no `style` attributes.
  */
 function decorateTokens(state: StateCore): void {
   const taken = new Set(LAYOUT_IDS);
+  const levels = [...new Set(state.tokens.filter((token) => token.type === 'heading_open').map((token) => token.tag))].sort();
+  const shifted = (tag: string) => `h${Math.min(levels.indexOf(tag) + 2, 6)}`;
   state.tokens.forEach((token, index) => {
     if (token.type === 'heading_open') {
       token.attrSet('id', uniqueId(slugify(inlineText(state.tokens[index + 1])), taken));
-      token.tag = shiftedHeading(token.tag);
+      token.tag = shifted(token.tag);
     } else if (token.type === 'heading_close') {
-      token.tag = shiftedHeading(token.tag);
+      token.tag = shifted(token.tag);
     } else if (token.type === 'th_open' || token.type === 'td_open') {
       const align = String(token.attrGet('style') ?? '').match(/^text-align:(left|center|right)$/)?.[1];
       if (align) {
@@ -57,10 +60,6 @@ function decorateTokens(state: StateCore): void {
       }
     }
   });
-}
-
-function shiftedHeading(tag: string): string {
-  return `h${Math.min(Number(tag.slice(1)) + 1, 6)}`;
 }
 
 function uniqueId(base: string, taken: Set<string>): string {

@@ -5,13 +5,14 @@ import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
 import { FEED_SIZE, type PublicSiteService } from './public.js';
 import type { SiteRenderer } from './render.js';
 import type { PublicSite } from './types.js';
-import { FEED_PATHS, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, type ListKind } from './urls.js';
+import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, type ListKind } from './urls.js';
 
 /** A public response, rendered once and kept until the site's content changes. */
 export interface PublicResponse {
   status: 200 | 301 | 404;
   contentType: string;
-  body: string;
+  /** Encoded once: a cached sitemap of 10,000 posts is not re-encoded on every send. */
+  body: Buffer;
   /** Where a 301 points (a path on this request's host). */
   location?: string;
   etag: string;
@@ -22,9 +23,15 @@ const HTML = 'text/html; charset=utf-8';
 const MAX_PAGE_NUMBER = 100_000;
 const CACHE_ENTRIES = 2000;
 
-type Rendered = Omit<PublicResponse, 'etag' | 'lastModified'>;
+type Rendered = Omit<PublicResponse, 'etag' | 'lastModified' | 'body'> & { body: string };
 
-const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('base64url')}"`;
+const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('base64url')}"`;
+
+/** A file of the pages' own (stylesheet, icon), the same for every site. */
+function asset(file: string, contentType: string): PublicResponse {
+  const body = fs.readFileSync(file);
+  return { status: 200, contentType, body, etag: etagOf(body), lastModified: new Date(fs.statSync(file).mtimeMs) };
+}
 
 /**
  * The public pages, feeds and sitemap of every site, addressed by a site-relative path. Each
@@ -33,20 +40,28 @@ const etagOf = (body: string) => `"${createHash('sha1').update(body).digest('bas
  */
 export class PublicPages {
   private readonly cache = new Map<string, PublicResponse>();
-  private readonly stylesheet: PublicResponse;
+  private readonly assets: ReadonlyMap<string, PublicResponse>;
 
   constructor(
     private readonly service: PublicSiteService,
     private readonly renderer: SiteRenderer,
-    stylesheetPath: string,
+    files: { stylesheet: string; icon: string },
   ) {
-    const css = fs.readFileSync(stylesheetPath, 'utf8');
-    this.stylesheet = { status: 200, contentType: 'text/css; charset=utf-8', body: css, etag: etagOf(css), lastModified: new Date(fs.statSync(stylesheetPath).mtimeMs) };
+    this.assets = new Map([
+      [STYLESHEET_PATH, asset(files.stylesheet, 'text/css; charset=utf-8')],
+      [ICON_PATH, asset(files.icon, 'image/svg+xml')],
+    ]);
+  }
+
+  /** The pages' icon, also for browsers that ask for /favicon.ico on their own. */
+  get icon(): PublicResponse {
+    return this.assets.get(ICON_PATH)!;
   }
 
   /** Answers `path` (after the site's base path, with a leading `/`) for `site` seen under `basePath`. */
   async page(site: Site, basePath: string, path: string): Promise<PublicResponse> {
-    if (path === STYLESHEET_PATH) return this.stylesheet;
+    const fixed = this.assets.get(path);
+    if (fixed) return fixed;
     return this.cached(`${site.id}|${site.contentVersion}|${basePath}|${path}`, site, () => this.render(this.service.view(site, basePath), path));
   }
 
@@ -68,7 +83,8 @@ export class PublicPages {
       return hit;
     }
     const rendered = await produce();
-    const response = { ...rendered, etag: etagOf(rendered.body), lastModified: site?.contentUpdatedAt ?? site?.createdAt ?? new Date(0) };
+    const body = Buffer.from(rendered.body);
+    const response = { ...rendered, body, etag: etagOf(body), lastModified: site?.contentUpdatedAt ?? site?.createdAt ?? new Date(0) };
     this.cache.set(key, response);
     if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     return response;

@@ -2,6 +2,7 @@ import { tagSlug } from './markdown.js';
 import type { PageLinks, PublicPost, PublicSite } from './types.js';
 import {
   FEED_PATHS,
+  ICON_PATH,
   STYLESHEET_PATH,
   indexPath,
   listPath,
@@ -127,7 +128,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
       };
       if (site) return render('not-found', chrome(site, head));
       // No site matched: the host's root paths, English.
-      return render('not-found', { ...pageHead(head), language: 'en', site: null, feeds: null, links: { home: '/', stylesheet: STYLESHEET_PATH } });
+      return render('not-found', { ...pageHead(head), language: 'en', site: null, feeds: null, links: { home: '/', stylesheet: STYLESHEET_PATH, icon: ICON_PATH } });
     },
   };
 }
@@ -139,7 +140,7 @@ function chrome(site: PublicSite, head: HeadInput) {
     language: site.language,
     site,
     feeds: { rss: siteUrl(site, FEED_PATHS.rss), atom: siteUrl(site, FEED_PATHS.atom), json: siteUrl(site, FEED_PATHS.json) },
-    links: { home: sitePath(site, indexPath()), stylesheet: sitePath(site, STYLESHEET_PATH) },
+    links: { home: sitePath(site, indexPath()), stylesheet: sitePath(site, STYLESHEET_PATH), icon: sitePath(site, ICON_PATH) },
   };
 }
 

@@ -9,6 +9,7 @@ export type ListKind = 'tag' | 'category';
 export const FEED_PATHS = { rss: '/rss.xml', atom: '/atom.xml', json: '/feed.json' } as const;
 export const SITEMAP_PATH = '/sitemap.xml';
 export const STYLESHEET_PATH = '/assets/style.css';
+export const ICON_PATH = '/assets/favicon.svg';
 
 export function sitePath(site: PublicSite, path: string): string {
   return `${site.basePath}${path}`;

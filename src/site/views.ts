@@ -24,6 +24,11 @@ export function stylesheetFile(): string {
   return path.join(viewsFolder(), 'style.css');
 }
 
+/** The pages' icon, to serve at `{basePath}/assets/favicon.svg` (and at `/favicon.ico`'s place for browsers that ask). */
+export function iconFile(): string {
+  return path.join(viewsFolder(), 'favicon.svg');
+}
+
 /** Decorates `app.view(template, data)` (and `reply.view`) with the site templates; autoEscape is Eta's default. */
 export async function registerSiteViews(app: FastifyInstance): Promise<void> {
   await app.register(fastifyView, { engine: { eta: new Eta() }, root: viewsFolder(), viewExt: 'eta' });

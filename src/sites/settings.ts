@@ -106,17 +106,31 @@ export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSett
   });
 }
 
+const lookups = (db: Executor) => ({
+  byHandle: db.select().from(sites).where(eq(sites.handle, sql.placeholder('handle'))).prepare(),
+  byUrl: db
+    .select()
+    .from(sites)
+    .where(inArray(sites.url, [sql.placeholder('http'), sql.placeholder('https')]))
+    .prepare(),
+});
+
+// Every public request looks its site up: prepared once per connection, not per request.
+const preparedLookups = new WeakMap<Executor, ReturnType<typeof lookups>>();
+
+function lookupsFor(db: Executor) {
+  let prepared = preparedLookups.get(db);
+  if (!prepared) preparedLookups.set(db, (prepared = lookups(db)));
+  return prepared;
+}
+
 /** The site readers reach at /sites/<handle>/. */
 export function findSiteByHandle(db: Executor, handle: string): Site | undefined {
-  return db.select().from(sites).where(eq(sites.handle, handle)).get();
+  return lookupsFor(db).byHandle.get({ handle });
 }
 
 /** The site whose own `url` has this host (`blog.example.com`, with `:port` when not the default). */
 export function findSiteByHost(db: Executor, host: string): Site | undefined {
   const lower = host.toLowerCase();
-  return db
-    .select()
-    .from(sites)
-    .where(inArray(sites.url, [`http://${lower}`, `https://${lower}`]))
-    .get();
+  return lookupsFor(db).byUrl.get({ http: `http://${lower}`, https: `https://${lower}` });
 }
