@@ -17,13 +17,13 @@ export default async function healthRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/health',
-    { schema: { tags: ['health'], summary: 'Liveness: the process answers', security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { schema: { tags: ['health'], operationId: 'getHealth', summary: 'Liveness: the process answers', security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
   );
 
   app.get(
     '/ready',
-    { schema: { tags: ['health'], summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
+    { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
       const { ready, database, generator } = await app.readiness.check();
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, generator });

@@ -25,3 +25,64 @@ export const validationError = (message: string, details?: ErrorDetail[]) =>
   new AppError(400, 'VALIDATION_ERROR', message, details);
 
 export const conflict = (message: string) => new AppError(409, 'CONFLICT', message);
+
+/** Every `code` the error envelope can carry: the OpenAPI document lists them as an enum. */
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'INVALID_JSON',
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  'NOT_ACCEPTABLE',
+  'REQUEST_TIMEOUT',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'FILE_TOO_LARGE',
+  'QUOTA_EXCEEDED',
+  'URI_TOO_LONG',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'UNSUPPORTED_FILE_TYPE',
+  'UNKNOWN_MODEL',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+  'GENERATION_FAILED',
+  'GENERATOR_UNAVAILABLE',
+  'DATABASE_BUSY',
+  'GENERATION_TIMEOUT',
+  'INSUFFICIENT_STORAGE',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const codeOf = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+/**
+ * The disk (or the volume's quota) is full: SQLite's SQLITE_FULL (also what it answers when a
+ * write needs a page it cannot get) or the file system's ENOSPC / EDQUOT. Never the caller's
+ * fault, and never a reason to end the process: work waits until space is back.
+ */
+export function isStorageFull(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Another connection holds a lock the statement needed past its short busy timeout (SQLITE_BUSY*, SQLITE_LOCKED*). */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_LOCKED_'));
+}
+
+/** A condition of the machine, not of the work: retrying later succeeds once it passes. */
+export const isTransientStorageError = (error: unknown) => isStorageFull(error) || isDatabaseBusy(error);
+
+/** Seconds a client is told to wait (Retry-After) after DATABASE_BUSY. */
+export const DATABASE_BUSY_RETRY_AFTER_S = 1;
+
+export const insufficientStorage = () =>
+  new AppError(507, 'INSUFFICIENT_STORAGE', 'The server is out of disk space: nothing was saved. Try again later');
+
+export const databaseBusy = () =>
+  new AppError(503, 'DATABASE_BUSY', `The database is locked by another program: try again in ${DATABASE_BUSY_RETRY_AFTER_S} s`);

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { ERROR_CODES } from '../errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from '../limits.js';
 
 /** Handlers give a Date; the serializer writes it as ISO 8601 UTC with milliseconds. */
@@ -16,9 +17,14 @@ export const ErrorEnvelope = Type.Object(
   {
     success: Type.Literal(false),
     error: Type.Object({
-      code: Type.String({ description: 'Stable UPPER_SNAKE error code' }),
+      code: StringEnum(ERROR_CODES, 'Stable UPPER_SNAKE error code'),
       message: Type.String(),
-      details: Type.Optional(Type.Unknown()),
+      details: Type.Optional(
+        Type.Union([
+          Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), { description: 'Which fields are wrong, and why' }),
+          Type.Object({}, { additionalProperties: true, description: 'Facts about the error (the accepted types, the model, ...)' }),
+        ]),
+      ),
       requestId: Type.String(),
     }),
   },

@@ -18,7 +18,10 @@ const generationFields = <T extends string>(tones: readonly T[]) => ({
   targetAudience: Type.Optional(Type.Union([Type.String({ maxLength: MAX_AUDIENCE_LENGTH }), Type.Null()])),
 });
 
-export const GenerateBody = Type.Object({ topic: Topic, ...generationFields(TONES) });
+export const GenerateBody = Type.Object(
+  { topic: Topic, ...generationFields(TONES) },
+  { examples: [{ topic: 'How to brew better coffee at home', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'beginners' }] },
+);
 
 export const GenerateResponse = Type.Object({
   message: Type.String(),
@@ -39,7 +42,8 @@ const batchFields = {
   model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
 };
 
-export const BatchBody = Type.Object({
+export const BatchBody = Type.Object(
+  {
   posts: Type.Array(Type.Object({ topic: Topic, scheduledFor: Type.Optional(DateTime), ...batchFields }), {
     minItems: 1,
     maxItems: MAX_BATCH_POSTS,
@@ -47,7 +51,18 @@ export const BatchBody = Type.Object({
   startDate: Type.Optional(DateTime),
   endDate: Type.Optional(DateTime),
   defaults: Type.Optional(Type.Object(batchFields)),
-});
+  },
+  {
+    examples: [
+      {
+        startDate: '2026-12-01T09:00:00Z',
+        endDate: '2026-12-31T09:00:00Z',
+        defaults: { category: 'Coffee', status: 'PUBLISHED', length: 'short' },
+        posts: [{ topic: 'Espresso basics' }, { topic: 'Cold brew', scheduledFor: '2026-12-24T08:00:00Z' }],
+      },
+    ],
+  },
+);
 
 export const BatchResponse = envelope(
   Type.Object({

@@ -28,7 +28,21 @@ const editableFields = {
   isDraft: Type.Optional(Type.Boolean()),
 };
 
-export const CreatePostBody = Type.Object({ title: Title, ...editableFields });
+export const CreatePostBody = Type.Object(
+  { title: Title, ...editableFields },
+  {
+    examples: [
+      {
+        title: 'Brewing better coffee at home',
+        description: 'Ratios, grind and water for a better cup.',
+        content: '# Start with the ratio\n\nUse 60 grams of coffee per litre of water.',
+        category: 'Coffee',
+        tags: ['brewing', 'beginners'],
+        isDraft: true,
+      },
+    ],
+  },
+);
 
 export const PatchPostBody = Type.Object(
   {
@@ -37,7 +51,7 @@ export const PatchPostBody = Type.Object(
     ...editableFields,
     visibility: Type.Optional(StringEnum(VISIBILITIES)),
   },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ title: 'Brewing great coffee at home', tags: ['brewing'], isDraft: false }] },
 );
 
 export const ListPostsQuery = Type.Object({

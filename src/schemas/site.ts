@@ -23,7 +23,7 @@ export const PatchSiteBody = Type.Object(
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
     postsPerPage: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_POSTS_PER_PAGE })),
   },
-  { minProperties: 1 },
+  { minProperties: 1, examples: [{ name: 'Travel Notes', handle: 'travel', url: 'https://travel.example.com', language: 'en-GB', postsPerPage: 10 }] },
 );
 
 export const SiteSettingsResponse = envelope(Type.Object({ message: Type.String(), site: SiteSettings }));

@@ -5,6 +5,7 @@ import { AppError } from '../../../src/errors.js';
 import { MAX_FILE_BYTES } from '../../../src/limits.js';
 import type { KnowledgeFileRow } from '../../../src/knowledge/service.js';
 import { formatSize } from '../../../src/knowledge/storage.js';
+import { KnowledgeUploadBody } from '../../../plugins/openapi.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import {
   KnowledgeDeletedResponse,
@@ -45,10 +46,11 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'Upload a file to the knowledge base (multipart/form-data, one part named "file")',
+        operationId: 'uploadKnowledge', summary: 'Upload a file to the knowledge base (multipart/form-data, one part named "file")', description: 'Accepted: .txt .md .pdf .doc .docx .csv up to 10 MB, checked by extension and content. Indexed in the background: the status moves from `uploaded` to `indexed` or `failed`.',
         consumes: ['multipart/form-data'],
         response: { 201: KnowledgeUploadResponse, ...errorResponses },
       },
+      config: { multipartBody: KnowledgeUploadBody },
     },
     async (request, reply) => {
       const row = await app.knowledge.upload(request.site.id, request.parts()).catch((error: unknown) => {
@@ -60,7 +62,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/knowledge',
-    { schema: { tags, summary: 'List knowledge files', querystring: KnowledgeListQuery, response: { 200: KnowledgeListResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'listKnowledge', summary: 'List knowledge files', querystring: KnowledgeListQuery, response: { 200: KnowledgeListResponse, ...errorResponses } } },
     async (request) => {
       const page = await app.knowledge.list(request.site.id, request.query.page, request.query.limit);
       return { success: true as const, data: { items: page.items.map(knowledgeView), pagination: page.pagination, site: request.site } };
@@ -70,7 +72,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
   app.get(
     '/knowledge/search',
     {
-      schema: { tags, summary: 'Search the knowledge base (BM25)', querystring: KnowledgeSearchQuery, response: { 200: KnowledgeSearchResponse, ...errorResponses } },
+      schema: { tags, operationId: 'searchKnowledge', summary: 'Search the knowledge base (BM25)', description: 'The best passages for a plain-text query (never query syntax), optionally within some files.', querystring: KnowledgeSearchQuery, response: { 200: KnowledgeSearchResponse, ...errorResponses } },
     },
     async (request) => {
       const { q, fileIds, limit } = request.query;
@@ -82,7 +84,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/knowledge/:id',
-    { schema: { tags, summary: 'Retrieve a knowledge file', params: IdParams, response: { 200: KnowledgeDetailResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'getKnowledge', summary: 'Retrieve a knowledge file', params: IdParams, response: { 200: KnowledgeDetailResponse, ...errorResponses } } },
     async (request) => {
       const row = await app.knowledge.get(request.site.id, request.params.id);
       return { success: true as const, data: { message: 'Knowledge item retrieved successfully', knowledge: knowledgeView(row), site: request.site } };
@@ -91,7 +93,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
 
   app.delete(
     '/knowledge/:id',
-    { schema: { tags, summary: 'Delete a knowledge file and its index', params: IdParams, response: { 200: KnowledgeDeletedResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'deleteKnowledge', summary: 'Delete a knowledge file and its index', params: IdParams, response: { 200: KnowledgeDeletedResponse, ...errorResponses } } },
     async (request) => {
       await app.knowledge.delete(request.site.id, request.params.id);
       return { success: true as const, data: { message: 'Knowledge item deleted successfully', knowledgeId: request.params.id, site: request.site } };

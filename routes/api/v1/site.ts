@@ -14,13 +14,13 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/site',
-    { schema: { tags, summary: "The key's site and its public settings", response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'getSite', summary: "The key's site and its public settings", response: { 200: SiteSettingsResponse, ...errorResponses } } },
     async (request) => ({ success: true as const, data: { message: 'Site retrieved successfully', site: siteView(await app.sites.get(request.site.id)) } }),
   );
 
   app.patch(
     '/site',
-    { schema: { tags, summary: 'Change the site: name, description, handle, url, language, postsPerPage', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'updateSite', summary: 'Change the site: name, description, handle, url, language, postsPerPage', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
     async (request) => ({
       success: true as const,
       data: { message: 'Site updated successfully', site: siteView(await app.sites.update(request.site.id, request.body)) },

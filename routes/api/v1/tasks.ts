@@ -11,7 +11,7 @@ export default async function taskRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/tasks/:id',
-    { schema: { tags, summary: 'Retrieve a batch generation task', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'getTask', summary: 'Retrieve a batch generation task', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
     async (request) => {
       const task = await app.tasks.get(request.site.id, request.params.id);
       return { success: true as const, data: { message: 'Task retrieved successfully', task, site: request.site } };
@@ -20,7 +20,7 @@ export default async function taskRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/tasks',
-    { schema: { tags, summary: 'List tasks, by batch and status', querystring: TaskListQuery, response: { 200: TaskListResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'listTasks', summary: 'List tasks, by batch and status', querystring: TaskListQuery, response: { 200: TaskListResponse, ...errorResponses } } },
     async (request) => {
       const page = await app.tasks.list(request.site.id, request.query);
       return { success: true as const, data: { tasks: page.items, pagination: page.pagination, site: request.site } };
@@ -29,7 +29,7 @@ export default async function taskRoutes(fastify: FastifyInstance) {
 
   app.delete(
     '/tasks/:id',
-    { schema: { tags, summary: 'Cancel a pending task (409 otherwise)', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
+    { schema: { tags, operationId: 'cancelTask', summary: 'Cancel a pending task (409 otherwise)', params: IdParams, response: { 200: TaskResponse, ...errorResponses } } },
     async (request) => {
       const task = await app.tasks.cancel(request.site.id, request.params.id);
       return { success: true as const, data: { message: 'Task cancelled', task, site: request.site } };

@@ -41,7 +41,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'List the published posts of a site, newest first (no key needed)',
+        operationId: 'listPublicPosts', summary: 'List the published posts of a site, newest first (no key needed)',
         security: [],
         params: ContentSiteParams,
         querystring: ContentListQuery,
@@ -74,7 +74,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
     {
       schema: {
         tags,
-        summary: 'Retrieve a published post by its slug (unlisted ones too; no key needed)',
+        operationId: 'getPublicPost', summary: 'Retrieve a published post by its slug (unlisted ones too; no key needed)',
         security: [],
         params: ContentPostParams,
         response: { 200: ContentPostResponse, ...errorResponses },
