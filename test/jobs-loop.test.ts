@@ -316,3 +316,22 @@ t.test('a job whose dependency is unavailable waits without spending attempts, b
   t.equal(s.job(job.id).status, 'succeeded');
   t.equal(s.job(job.id).attempts, 1);
 });
+
+t.test('settle listeners run in the transaction that records a success or a final failure', async (t) => {
+  const s = setup(t);
+  const [good, bad] = s.addJobs(2, 0, 1);
+  const loop = s.makeLoop(async (row) => {
+    if (row.id === bad.id) throw new Error('broken for good');
+    return row.payload.text;
+  });
+  const seen: string[] = [];
+  loop.onSettled((tx, job, outcome) => {
+    // A write here commits with the job's own record.
+    createSite(tx, `settled ${job.id}`);
+    seen.push(`${job.id === good.id ? 'good' : 'bad'} ${outcome.status} ${outcome.status === 'failed' ? outcome.error : JSON.stringify(outcome.result)}`);
+  });
+  await loop.tick();
+  await loop.whenIdle();
+  t.same(seen.sort(), ['bad failed broken for good', 'good succeeded {"effect":"Note 0"}']);
+  t.equal(s.handle.db.select({ n: count() }).from(sites).where(like(sites.name, 'settled %')).get()!.n, 2);
+});

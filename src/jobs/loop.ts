@@ -21,6 +21,10 @@ export interface JobHandler<Payload = never, Result = unknown> {
   complete(tx: Executor, result: Result, job: Job<Payload>): unknown;
 }
 
+/** How a job ended for good: told to settle listeners inside the transaction that records it. */
+export type JobOutcome = { status: 'succeeded'; result: unknown } | { status: 'failed'; error: string };
+export type JobSettledListener = (tx: Executor, job: JobRow, outcome: JobOutcome) => void;
+
 // Handlers of every kind sit in one map; each sees only payloads of its own kind.
 type AnyHandler = JobHandler<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -63,6 +67,7 @@ export class JobLoop {
   private readonly random: () => number;
 
   private readonly handlers = new Map<string, AnyHandler>();
+  private readonly settledListeners: JobSettledListener[] = [];
 
   constructor(
     private readonly queue: JobQueue,
@@ -72,6 +77,15 @@ export class JobLoop {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     for (const handler of handlers) this.register(handler);
+  }
+
+  /** Calls `listener` inside the transaction in which any job succeeds or fails for good. */
+  onSettled(listener: JobSettledListener): void {
+    this.settledListeners.push(listener);
+  }
+
+  private settled(tx: Executor, job: JobRow, outcome: JobOutcome): void {
+    for (const listener of this.settledListeners) listener(tx, job, outcome);
   }
 
   /** Adds the handler of a kind of job; a kind has one handler. */
@@ -154,7 +168,11 @@ export class JobLoop {
       if (!handler) throw Object.assign(new Error(`No handler for job kind "${job.kind}"`), { permanent: true });
       const result = await handler.run(job.payload, signal, job);
       if (signal.aborted) return; // shutting down: stop() gives the job back
-      const held = this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => handler.complete(tx, result, job));
+      const held = this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => {
+        const recorded = handler.complete(tx, result, job);
+        this.settled(tx, job, { status: 'succeeded', result: recorded });
+        return recorded;
+      });
       if (held) this.options.log.info({ jobId: job.id, kind: job.kind }, 'job succeeded');
       else this.options.log.warn({ jobId: job.id, kind: job.kind }, 'job finished after losing its lease; its result was discarded');
     } catch (error) {
@@ -166,7 +184,9 @@ export class JobLoop {
         this.options.log.warn({ jobId: job.id, kind: job.kind, waits: job.waits + 1, delayMs: delay, held, reason: message }, 'job waits for an unavailable dependency');
         return;
       }
-      const outcome = this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now());
+      const outcome = this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now(), (tx) =>
+        this.settled(tx, job, { status: 'failed', error: message }),
+      );
       this.options.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, outcome, reason: message }, 'job attempt failed');
     }
   }

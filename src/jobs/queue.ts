@@ -253,19 +253,33 @@ export class JobQueue {
     return this.deferJob.run({ id: jobId, owner, runAfter, lastError: message, now }).changes > 0;
   }
 
-  /** Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of attempts. */
-  fail(owner: string, job: JobRow, message: string, permanent: boolean, retryAt: number, now: number): 'retry' | 'failed' | 'lease lost' {
+  /**
+   * Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of
+   * attempts (then `onFailed` runs in the same transaction).
+   */
+  fail(
+    owner: string,
+    job: JobRow,
+    message: string,
+    permanent: boolean,
+    retryAt: number,
+    now: number,
+    onFailed?: (tx: Executor) => void,
+  ): 'retry' | 'failed' | 'lease lost' {
     const final = permanent || job.attempts >= job.maxAttempts;
-    const { changes } = this.recordFailure.run({
-      id: job.id,
-      owner,
-      status: final ? 'failed' : 'pending',
-      runAfter: final ? job.runAfter.getTime() : retryAt,
-      finishedAt: final ? now : null,
-      lastError: message,
-      now,
+    return this.db.transaction((tx) => {
+      const { changes } = this.recordFailure.run({
+        id: job.id,
+        owner,
+        status: final ? 'failed' : 'pending',
+        runAfter: final ? job.runAfter.getTime() : retryAt,
+        finishedAt: final ? now : null,
+        lastError: message,
+        now,
+      });
+      if (changes === 0) return 'lease lost';
+      if (final) onFailed?.(tx);
+      return final ? 'failed' : 'retry';
     });
-    if (changes === 0) return 'lease lost';
-    return final ? 'failed' : 'retry';
   }
 }

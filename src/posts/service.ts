@@ -30,6 +30,18 @@ export interface PostOrigin {
 
 export type PostPatch = Partial<PostInput> & { slug?: string };
 
+/** A post before and after a change: `before` null for a create, `after` null for a delete. */
+export interface PostChange {
+  siteId: string;
+  before: PostRow | null;
+  after: PostRow | null;
+  at: Date;
+}
+
+/** Runs inside the transaction of the change it is told about. */
+export type PostChangeListener = (tx: Executor, change: PostChange) => void;
+type ChangeRecorder = PostChangeListener;
+
 export interface ListQuery {
   page: number;
   limit: number;
@@ -93,7 +105,7 @@ function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: st
  * Inserts a post. Runs inside a synchronous transaction so the slug check and the insert are
  * one step; callers that already hold a transaction pass it as `db`.
  */
-function insertPost(db: Executor, siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): PostRow {
+function insertPost(db: Executor, siteId: string, input: PostInput, origin: PostOrigin, changed: ChangeRecorder, now = new Date()): PostRow {
   const title = cleanTitle(input.title);
   const tags = cleanTags(input.tags);
   const isDraft = input.isDraft ?? true;
@@ -119,7 +131,7 @@ function insertPost(db: Executor, siteId: string, input: PostInput, origin: Post
     updatedAt: now,
   };
   db.insert(posts).values(row).run();
-  touchSiteContent(db, siteId, now);
+  changed(db, { siteId, before: null, after: row, at: now });
   return row;
 }
 
@@ -145,7 +157,7 @@ function getPost(db: Executor, siteId: string, postId: string): PostRow {
 const nextUpdatedAt = (previous: Date, now: Date) => new Date(Math.max(now.getTime(), previous.getTime() + 1));
 
 /** PUT: a draft becomes published, a published post becomes a draft. */
-function togglePost(db: Executor, siteId: string, postId: string, now = new Date()): PostRow {
+function togglePost(db: Executor, siteId: string, postId: string, changed: ChangeRecorder, now = new Date()): PostRow {
   return db.transaction((tx) => {
     const current = getPost(tx, siteId, postId);
     const isDraft = !current.isDraft;
@@ -155,8 +167,9 @@ function togglePost(db: Executor, siteId: string, postId: string, now = new Date
       updatedAt: nextUpdatedAt(current.updatedAt, now),
     };
     tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
-    touchSiteContent(tx, siteId, now);
-    return { ...current, ...changes };
+    const after = { ...current, ...changes };
+    changed(tx, { siteId, before: current, after, at: now });
+    return after;
   });
 }
 
@@ -188,7 +201,7 @@ function keepRedirect(tx: Executor, post: PostRow, newSlug: string, now: Date): 
  * PATCH: edits the given fields. A new title gets a new slug unless it slugs the same, until the
  * post is first published: from then on its URL stays put unless `slug` is set explicitly.
  */
-function updatePost(db: Executor, siteId: string, postId: string, patch: PostPatch, now = new Date()): PostRow {
+function updatePost(db: Executor, siteId: string, postId: string, patch: PostPatch, changed: ChangeRecorder, now = new Date()): PostRow {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
     throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility');
@@ -224,20 +237,18 @@ function updatePost(db: Executor, siteId: string, postId: string, patch: PostPat
     }
     changes.updatedAt = nextUpdatedAt(current.updatedAt, now);
     tx.update(posts).set(changes).where(eq(posts.id, postId)).run();
-    touchSiteContent(tx, siteId, now);
-    return { ...current, ...changes };
+    const after = { ...current, ...changes };
+    changed(tx, { siteId, before: current, after, at: now });
+    return after;
   });
 }
 
 /** Deletes a post for good (its redirects with it). Tasks that made it keep their record; their postId then dangles on purpose. */
-function deletePost(db: Executor, siteId: string, postId: string): void {
+function deletePost(db: Executor, siteId: string, postId: string, changed: ChangeRecorder, now = new Date()): void {
   db.transaction((tx) => {
-    const result = tx
-      .delete(posts)
-      .where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))
-      .run();
-    if (result.changes === 0) throw notFound('post');
-    touchSiteContent(tx, siteId);
+    const current = getPost(tx, siteId, postId);
+    tx.delete(posts).where(eq(posts.id, postId)).run();
+    changed(tx, { siteId, before: current, after: null, at: now });
   });
 }
 
@@ -301,15 +312,31 @@ function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow
  * would; each one is a single synchronous statement or transaction underneath.
  */
 export class PostService {
+  private readonly listeners: PostChangeListener[] = [];
+
   constructor(private readonly db: Executor) {}
 
+  /**
+   * Calls `listener` inside the transaction of every change to a post (create, edit, publish,
+   * unpublish, delete), so what it writes (an outbox row, a counter) commits with the change.
+   */
+  onChange(listener: PostChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Every change moves the site's content version (public pages are cached per version), then tells the listeners. */
+  private readonly changed: ChangeRecorder = (tx, change) => {
+    touchSiteContent(tx, change.siteId, change.at);
+    for (const listener of this.listeners) listener(tx, change);
+  };
+
   async create(siteId: string, input: PostInput, origin: PostOrigin = {}): Promise<PostRow> {
-    return this.db.transaction((tx) => insertPost(tx, siteId, input, origin));
+    return this.db.transaction((tx) => insertPost(tx, siteId, input, origin, this.changed));
   }
 
   /** Inserts inside a caller's transaction (a job committing its post with its own success). */
   insert(tx: Executor, siteId: string, input: PostInput, origin: PostOrigin = {}): PostRow {
-    return insertPost(tx, siteId, input, origin);
+    return insertPost(tx, siteId, input, origin, this.changed);
   }
 
   async get(siteId: string, postId: string): Promise<PostRow> {
@@ -317,15 +344,15 @@ export class PostService {
   }
 
   async toggle(siteId: string, postId: string): Promise<PostRow> {
-    return togglePost(this.db, siteId, postId);
+    return togglePost(this.db, siteId, postId, this.changed);
   }
 
   async update(siteId: string, postId: string, patch: PostPatch): Promise<PostRow> {
-    return updatePost(this.db, siteId, postId, patch);
+    return updatePost(this.db, siteId, postId, patch, this.changed);
   }
 
   async delete(siteId: string, postId: string): Promise<void> {
-    deletePost(this.db, siteId, postId);
+    deletePost(this.db, siteId, postId, this.changed);
   }
 
   async list(siteId: string, query: ListQuery): Promise<Page<PostRow>> {
