@@ -80,6 +80,33 @@ export const posts = sqliteTable(
   ],
 );
 
+/**
+ * The highest `-N` suffix given to a slug base on a site, so the next colliding title finds its
+ * slug in one indexed lookup however many posts share the base (a blog in Chinese, where every
+ * title slugs to `post`).
+ */
+export const slugCounters = sqliteTable(
+  'slug_counters',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    base: text('base').notNull(),
+    last: integer('last').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.base] })],
+);
+
+/** A site's posts by state, kept by every post write: an unfiltered list page counts nothing. */
+export const postCounts = sqliteTable('post_counts', {
+  siteId: text('site_id')
+    .primaryKey()
+    .references(() => sites.id, { onDelete: 'cascade' }),
+  drafts: integer('drafts').notNull().default(0),
+  public: integer('public').notNull().default(0),
+  unlisted: integer('unlisted').notNull().default(0),
+});
+
 /** Slugs a published post had before: their URLs redirect (301) to the post's current slug. */
 export const postSlugRedirects = sqliteTable(
   'post_slug_redirects',

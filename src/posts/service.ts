@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { postSlugRedirects, posts, type PostRow } from '../db/schema.js';
+import { postCounts, postSlugRedirects, posts, slugCounters, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, RESERVED_SLUGS, type PostListStatus, type Visibility } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
@@ -76,21 +76,41 @@ function highestSuffix(db: Executor, siteId: string, base: string): number {
 }
 
 /**
- * A slug free on the site: the base, else `<base>-N` past the highest N taken, found without
- * reading the colliding rows (a Chinese blog's titles all slug to "post"). Near the 80-character
- * limit, where suffixes cut into the base, the first gap is searched among the candidates.
+ * A slug free on the site: the base, else `<base>-N` past the last N given to that base. The
+ * last N is kept per site and base (slug_counters), so a title that collides costs one indexed
+ * lookup however many posts share its base (a Chinese blog's titles all slug to "post"); a base
+ * collided with before counters existed is counted once from the (site, slug) index. Near the
+ * 80-character limit, where suffixes cut into the base, the first gap is searched instead.
  */
 function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: string): string {
   const base = slugify(title);
-  const holder = db
-    .select({ id: posts.id })
-    .from(posts)
-    .where(and(eq(posts.siteId, siteId), eq(posts.slug, base)))
-    .get();
+  const takenByOther = (slug: string) => {
+    const holder = db
+      .select({ id: posts.id })
+      .from(posts)
+      .where(and(eq(posts.siteId, siteId), eq(posts.slug, slug)))
+      .get();
+    return holder !== undefined && holder.id !== exceptPostId;
+  };
   // A reserved word (`api`, `tag`, ...) is never a slug: it counts as taken.
-  if ((!holder || holder.id === exceptPostId) && !RESERVED_SLUGS.has(base)) return base;
-  const next = `${base}-${highestSuffix(db, siteId, base) + 1}`;
-  if (next.length <= MAX_SLUG_LENGTH) return next;
+  if (!RESERVED_SLUGS.has(base) && !takenByOther(base)) return base;
+  const counter = db
+    .select({ last: slugCounters.last })
+    .from(slugCounters)
+    .where(and(eq(slugCounters.siteId, siteId), eq(slugCounters.base, base)))
+    .get();
+  let n = counter?.last ?? highestSuffix(db, siteId, base);
+  let next: string;
+  // A slug set by hand may already hold the next number: step past it.
+  do next = `${base}-${++n}`;
+  while (next.length <= MAX_SLUG_LENGTH && takenByOther(next));
+  if (next.length <= MAX_SLUG_LENGTH) {
+    db.insert(slugCounters)
+      .values({ siteId, base, last: n })
+      .onConflictDoUpdate({ target: [slugCounters.siteId, slugCounters.base], set: { last: n } })
+      .run();
+    return next;
+  }
   const prefix = base.slice(0, 70);
   const rows = db
     .select({ slug: posts.slug, id: posts.id })
@@ -252,6 +272,51 @@ function deletePost(db: Executor, siteId: string, postId: string, changed: Chang
   });
 }
 
+/** Which count a post is in: drafts, public or unlisted (null: it does not exist). */
+function stateOf(post: PostRow | null): 'drafts' | 'public' | 'unlisted' | null {
+  if (!post) return null;
+  if (post.isDraft) return 'drafts';
+  return post.visibility === 'public' ? 'public' : 'unlisted';
+}
+
+/** Keeps the site's post counts in the transaction of a change. */
+function countChange(tx: Executor, change: PostChange): void {
+  const before = stateOf(change.before);
+  const after = stateOf(change.after);
+  if (before === after) return;
+  const delta = { drafts: 0, public: 0, unlisted: 0 };
+  if (before) delta[before] -= 1;
+  if (after) delta[after] += 1;
+  tx.insert(postCounts)
+    .values({ siteId: change.siteId, drafts: Math.max(delta.drafts, 0), public: Math.max(delta.public, 0), unlisted: Math.max(delta.unlisted, 0) })
+    .onConflictDoUpdate({
+      target: postCounts.siteId,
+      set: {
+        drafts: sql`${postCounts.drafts} + ${delta.drafts}`,
+        public: sql`${postCounts.public} + ${delta.public}`,
+        unlisted: sql`${postCounts.unlisted} + ${delta.unlisted}`,
+      },
+    })
+    .run();
+}
+
+function countByState(db: Executor, siteId: string, status: PostListStatus | undefined): number {
+  const counts = db.select().from(postCounts).where(eq(postCounts.siteId, siteId)).get();
+  if (!counts) return 0;
+  switch (status) {
+    case 'draft':
+      return counts.drafts;
+    case 'published':
+      return counts.public;
+    case 'unlisted':
+      return counts.unlisted;
+    case 'all':
+      return counts.drafts + counts.public + counts.unlisted;
+    default:
+      return counts.drafts + counts.public;
+  }
+}
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow> {
@@ -279,10 +344,12 @@ function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow
     filters.push(sql`(fold(${posts.title}) like ${pattern} escape '\\' or fold(${posts.description}) like ${pattern} escape '\\')`);
   }
   const where = and(...filters);
+  const filtered = query.category || query.tag || query.q;
   return paginate(
     query.page,
     query.limit,
-    () => db.select({ n: count() }).from(posts).where(where).get()!.n,
+    // Lists by state alone read their total from the counts every write keeps; filters count.
+    () => (filtered ? db.select({ n: count() }).from(posts).where(where).get()!.n : countByState(db, siteId, query.status)),
     (offset, limit) => {
       // The page's rows are found in the index first and read whole only then, so a deep
       // offset skips index entries rather than whole posts.
@@ -324,9 +391,10 @@ export class PostService {
     this.listeners.push(listener);
   }
 
-  /** Every change moves the site's content version (public pages are cached per version), then tells the listeners. */
+  /** Every change moves the site's content version (public pages are cached per version) and its counts, then tells the listeners. */
   private readonly changed: ChangeRecorder = (tx, change) => {
     touchSiteContent(tx, change.siteId, change.at);
+    countChange(tx, change);
     for (const listener of this.listeners) listener(tx, change);
   };
 
