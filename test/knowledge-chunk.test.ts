@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { chunkText } from '../src/knowledge/chunk.js';
+import { withoutWordSeparators } from '../src/text/cjk.js';
 
 const HEADER = '[notes.md]\n';
 
@@ -112,7 +113,10 @@ t.test('a cut inside a word never splits a surrogate pair', async (t) => {
 
 t.test('Japanese without spaces ends chunks at 。 and overlaps between characters', async (t) => {
   const sentence = '東京電力の福島第一原子力発電所は日本の発電所です。';
-  const chunks = bodies(t, chunkText('notes.md', sentence.repeat(100), { size: 200, overlap: 30 }));
+  const indexed = bodies(t, chunkText('notes.md', sentence.repeat(100), { size: 200, overlap: 30 }));
+  t.match(indexed[0], /^東京\u200B電力\u200Bの\u200B福島\u200B第一\u200B原子力\u200B発電\u200B所/, 'words are separated by U+200B for the index');
+  // Sizes and overlaps count the text as written, without the separators.
+  const chunks = indexed.map(withoutWordSeparators);
   t.ok(chunks.length > 10);
   chunks.forEach((body, index) => {
     t.ok(body.length <= 200);
@@ -138,4 +142,11 @@ t.test('a 5 MB text chunks (linear work, no timing asserted)', async (t) => {
   const chunks = chunkText('big.pdf', text);
   t.ok(chunks.length > text.length / 1000 && chunks.length < text.length / 500, `${chunks.length} chunks`);
   t.ok(chunks.every((chunk) => chunk.length <= '[big.pdf]\n'.length + 1000), 'all within size');
+});
+
+t.test('Chinese and Japanese runs are separated into words, Latin text is left as it is', async (t) => {
+  const [chunk] = chunkText('原子力.pdf', '这是一个用来测试nodejs解析Word文档。Plain English stays as written.');
+  t.equal(chunk, '[原子力.pdf]\n这\u200B是\u200B一个\u200B用\u200B来\u200B测试\u200Bnodejs\u200B解析\u200BWord\u200B文\u200B档。Plain English stays as written.');
+  t.equal(withoutWordSeparators(chunk!), '[原子力.pdf]\n这是一个用来测试nodejs解析Word文档。Plain English stays as written.', 'removing the separators gives the text back');
+  t.same(chunkText('notes.md', 'No CJK here: 1:16, CL-101, v2.3.'), ['[notes.md]\nNo CJK here: 1:16, CL-101, v2.3.']);
 });

@@ -1,6 +1,7 @@
 import { validationError } from '../errors.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import { MAX_TOPIC_LENGTH } from '../limits.js';
+import { groundingPassages } from './relevance.js';
 import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
 
 /** What writing a grounded post needs: the site's knowledge and a generator. */
@@ -22,6 +23,11 @@ export const GENERATION_DEFAULTS = { style: 'professional', length: 'medium', to
 
 /** Passages given to a generator: enough grounding for a long post, small enough for a prompt. */
 export const GROUNDING_PASSAGES = 6;
+/**
+ * Passages retrieved to choose them from: some fail the relevance floor or repeat a passage
+ * already kept (the same file uploaded twice), and must not crowd out the ones after them.
+ */
+export const RETRIEVED_PASSAGES = 2 * GROUNDING_PASSAGES;
 
 export interface PostRequest {
   topic: string;
@@ -42,7 +48,11 @@ export interface GroundedPost {
   missingFileIds: string[];
 }
 
-/** Retrieves the site's passages for the topic and has the generator write the post. */
+/**
+ * Retrieves the site's passages for the topic, keeps those that may ground it (relevant to the
+ * topic and distinct: relevance.ts), and has the generator write the post. Both generators see
+ * only those: with none, the post claims no source.
+ */
 export async function writeGroundedPost(
   deps: GroundingDeps,
   siteId: string,
@@ -58,7 +68,8 @@ export async function writeGroundedPost(
       fileIds = request.selectedFileIds.filter((id) => present.has(id));
       missingFileIds = request.selectedFileIds.filter((id) => !present.has(id));
     }
-    passages = await deps.knowledge.search(siteId, request.topic, { fileIds, limit: GROUNDING_PASSAGES });
+    const found = await deps.knowledge.search(siteId, request.topic, { fileIds, limit: RETRIEVED_PASSAGES });
+    passages = groundingPassages(request.topic, found, GROUNDING_PASSAGES);
   }
   const result = await deps.generator.generate(
     {

@@ -1,3 +1,5 @@
+import { separateWords } from '../text/cjk.js';
+
 export interface ChunkOptions {
   /** Target length of a chunk's text in UTF-16 code units, the file-name header excluded. */
   size?: number;
@@ -20,6 +22,11 @@ const sentenceSegmenter = new Intl.Segmenter(undefined, { granularity: 'sentence
  * characters (whole words) from the end of the previous one, and each led by a
  * `[fileName]` line so a retrieved chunk says where it comes from.
  *
+ * Chinese, Japanese and Thai text is stored with an invisible U+200B between its words
+ * (Intl.Segmenter), so the full-text index, which only splits at separators, indexes words
+ * rather than whole runs; search removes them from what it returns. `size` and `overlap`
+ * count the text as written, without those separators.
+ *
  * A chunk ends, in order of preference, at the last paragraph break or sentence end in the
  * second half of its window, else at the last word boundary, else (a single word longer than
  * `size`) exactly at `size`. Only windows of at most `size` characters are ever scanned or
@@ -34,7 +41,7 @@ export function chunkText(
   if (!Number.isInteger(size) || size < 2 || !Number.isInteger(overlap) || overlap < 0 || overlap >= size / 2) {
     throw new RangeError(`Invalid chunk options: size ${size}, overlap ${overlap}`);
   }
-  const header = `[${fileName.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ')}]\n`;
+  const header = `[${separateWords(fileName.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' '))}]\n`;
   const textEnd = text.trimEnd().length;
   const chunks: string[] = [];
   let start = skipWhitespace(text, 0);
@@ -48,7 +55,7 @@ export function chunkText(
     }
     const cut = textEnd - start <= size ? textEnd : start + chunkLength(text, start, size, covered);
     const body = text.slice(start, cut).trimEnd();
-    chunks.push(header + body);
+    chunks.push(header + separateWords(body));
     if (cut >= textEnd) break;
     previousEnd = start + body.length;
     start = skipWhitespace(text, overlapStart(text, start, previousEnd, overlap));

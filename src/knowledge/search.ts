@@ -1,6 +1,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { knowledgeFiles } from '../db/schema.js';
+import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
+import { hasUnspacedScript, separateWords, withoutWordSeparators } from '../text/cjk.js';
 import { STOPWORDS } from '../text/stopwords.js';
 
 /** A knowledge-base excerpt: a search result, and what grounds a generated post. */
@@ -9,6 +10,8 @@ export interface Passage {
   fileName: string;
   text: string;
   score: number;
+  /** Place of the passage in its file (0 for the first chunk), when known: for reading order. */
+  ordinal?: number;
 }
 
 export interface SearchOptions {
@@ -22,17 +25,59 @@ const MAX_TERMS = 32;
 const FILE_HEADER = /^\[[^\n]*\]\n/;
 
 /**
- * Turns free user text into an FTS5 query that cannot be syntax: every word (letters and
- * digits only) becomes a quoted string, joined with OR so BM25 ranks passages matching more
- * words higher. Operators, quotes, `*`, `NEAR(`, `-` and column filters are just dropped.
+ * A word, or words joined by punctuation inside one token: `1:16`, `CL-101`, `v2.3`, `10:30`,
+ * `pour-over`, `node.js`, `1,000` (a comma only between digits). Brackets, quotes, `*`, `^`
+ * and the like are not joiners: `NEAR(coffee` is two words.
+ */
+const COMPOUND = /[\p{L}\p{N}\p{M}]+(?:(?:[-‐‑–.:/_'’@&+]|(?<=\p{N}),(?=\p{N}))[\p{L}\p{N}\p{M}]+)*/gu;
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+const POSSESSIVE = /['’]s$/u;
+/** Kana-only words of a Japanese run are particles and endings: a long run is split at them. */
+const KANA_ONLY = /^[\p{Script=Hiragana}ー]{1,3}$/u;
+
+/**
+ * The terms of a free-text query, each a list of lower-case words: one word, or a phrase
+ * whose words must appear next to each other. A token with inner punctuation is a phrase
+ * (`1:16` -> `1 16`, as the index splits it), a run of Chinese or Japanese is segmented into
+ * words as the indexed text is (Intl.Segmenter). Stopwords are dropped unless nothing else is
+ * left; duplicates are dropped.
+ */
+export function queryTerms(text: string): string[][] {
+  const all: string[][] = [];
+  for (const compound of text.normalize('NFKC').toLowerCase().replace(/\u200B/g, ' ').match(COMPOUND) ?? []) {
+    const word = compound.replace(POSSESSIVE, '');
+    if (!hasUnspacedScript(word)) {
+      all.push(word.match(WORD) ?? []);
+      continue;
+    }
+    // Words of the run as the index sees them; a long Japanese run is split at its particles
+    // (原子力発電所の現状 -> 原子力 発電 所 | 現状), so one particle cannot sink the whole query.
+    let phrase: string[] = [];
+    for (const part of separateWords(word, ' ').match(WORD) ?? []) {
+      if (KANA_ONLY.test(part)) {
+        if (phrase.length) all.push(phrase);
+        phrase = [];
+      } else phrase.push(part);
+    }
+    if (phrase.length) all.push(phrase);
+  }
+  const seen = new Set<string>();
+  const unique = all.filter((term) => term.length > 0 && !seen.has(term.join(' ')) && seen.add(term.join(' ')));
+  const meaningful = unique.filter((term) => term.length > 1 || !STOPWORDS.has(term[0]!));
+  return (meaningful.length ? meaningful : unique).slice(0, MAX_TERMS);
+}
+
+/**
+ * Turns free user text into an FTS5 query that cannot be syntax: every term becomes a quoted
+ * string (a phrase when it has several words), joined with OR so BM25 ranks passages matching
+ * more terms higher. Operators, quotes, `*`, `NEAR(`, and column filters are just dropped.
  * Stopwords, which nearly every passage contains, are dropped unless the query has nothing
  * else: OR-ing them in would make BM25 score most of the index ("how to brew coffee").
  */
 export function toFtsQuery(text: string): string | null {
-  const words = [...new Set((text.normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => w.toLowerCase()))];
-  const meaningful = words.filter((w) => !STOPWORDS.has(w));
-  const unique = (meaningful.length ? meaningful : words).slice(0, MAX_TERMS);
-  return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : null;
+  const terms = queryTerms(text);
+  // Words hold letters, digits and marks only, so no quote can reach the query.
+  return terms.length ? terms.map((term) => `"${term.join(' ')}"`).join(' OR ') : null;
 }
 
 /**
@@ -46,16 +91,18 @@ export function searchKnowledge(db: Executor, siteId: string, query: string, opt
   if (options.fileIds?.length === 0) return [];
   const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
   // FTS5 only in this module: its PostgreSQL twin will rank with tsvector instead.
-  const rows = db.all<{ fileId: string; fileName: string; text: string; rank: number }>(sql`
-    select f.file_id as fileId, ${knowledgeFiles.name} as fileName, f.text as text, bm25(knowledge_fts) as rank
-      from knowledge_fts f join ${knowledgeFiles} on ${knowledgeFiles.id} = f.file_id
+  const rows = db.all<{ fileId: string; fileName: string; text: string; ordinal: number; rank: number }>(sql`
+    select f.file_id as fileId, ${knowledgeFiles.name} as fileName, f.text as text, ${knowledgeChunks.ordinal} as ordinal, bm25(knowledge_fts) as rank
+      from knowledge_fts f join ${knowledgeFiles} on ${knowledgeFiles.id} = f.file_id join ${knowledgeChunks} on ${knowledgeChunks.id} = f.rowid
      where knowledge_fts match ${match} and f.site_id = ${siteId} and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
      order by rank limit ${limit}`);
   return rows.map((row) => ({
     fileId: row.fileId,
     fileName: row.fileName,
-    text: row.text.replace(FILE_HEADER, ''),
+    // The index's word separators in Chinese and Japanese text are not part of the passage.
+    text: withoutWordSeparators(row.text.replace(FILE_HEADER, '')),
     // Four significant digits: BM25 scores of a tiny corpus are small, not zero.
     score: Number((-row.rank).toPrecision(4)),
+    ordinal: row.ordinal,
   }));
 }

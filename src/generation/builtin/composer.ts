@@ -1,213 +1,257 @@
-/** Composition of a post from the topic, the style and tone voices and the digested sources. */
+/**
+ * Composition of a post: with relevant sources, their own sentences grouped into sections,
+ * framed by a short introduction and conclusion in the style's and tone's voice; without, an
+ * honest outline draft that says what each section should cover.
+ */
 
-import { MAX_TITLE_LENGTH, type Length } from '../../limits.js';
+import { MAX_TITLE_LENGTH } from '../../limits.js';
+import { topicProfile } from '../relevance.js';
 import { WORD_TARGETS, type GeneratedPost, type GenerationRequest } from '../types.js';
-import { ASPECTS, FALLBACK_FOCUS, GENERIC_EXAMPLES } from './aspects.js';
-import { deriveCategory, deriveTags, digestSources, type SourceDigest } from './digest.js';
-import { capitalize, contract, countWords, fill, hashString, midSentence, pick, rankByFrequency, titleCase, tokens, unique } from './text.js';
+import { OUTLINE, OUTLINE_CONCLUSION, OUTLINE_EXAMPLES, OUTLINE_SECTIONS } from './aspects.js';
+import { deriveCategory, deriveTags, digest, type Digest, type Fact, type Section } from './digest.js';
+import { analyseTopic, midSentence, type Topic } from './topic.js';
+import { capitalize, contract, countWords, fill, hashString, listOf, pick, titleCase, unique } from './text.js';
 import { STYLE_VOICES, TONE_VOICES, type StyleVoice, type ToneVoice } from './voices.js';
 
-/** How much of the knowledge base each length has room for. */
-const SOURCE_SECTIONS: Record<Length, number> = { short: 2, medium: 4, long: 8 };
-const KEY_SENTENCES: Record<Length, number> = { short: 1, medium: 2, long: 3 };
-
-/** The examples section: source sentences that look like examples first, then generic ones. */
-const EXAMPLE_COUNT = 3;
-const MAX_SOURCE_EXAMPLES = 2;
-const EXAMPLE_MARKERS = /\d|\b(?:for example|for instance|e\.g\.|such as)\b/i;
+/** Paragraphs hold at most this many source sentences. */
+const PARAGRAPH_SENTENCES = 4;
+/** Key terms named in the conclusion. */
+const CONCLUSION_TERMS = 4;
+/** Below this share of the word target, the description says why the post is short. */
+const SHORT_SHARE = 0.75;
+/** Passage text read for how the sources write the topic's words (capitals). */
+const CASING_EVIDENCE_CHARS = 20_000;
 
 export class Composer {
   private readonly style: StyleVoice;
   private readonly tone: ToneVoice;
   private readonly seed: number;
+  private readonly topic: Topic;
+  private readonly digest: Digest;
   private readonly vars: Record<string, string>;
-  private readonly sources: SourceDigest[];
-  private readonly focus: string[];
-  private readonly tags: string[];
-  private readonly category: string;
-  /** Keywords already used in a heading, so two sections never share a title. */
-  private readonly headingWords = new Set<string>();
-  private closerIndex = 0;
-  private connectorIndex = 0;
+  private readonly sourceText: string;
 
   constructor(private readonly req: GenerationRequest) {
     this.style = STYLE_VOICES[req.style];
     this.tone = TONE_VOICES[req.tone];
-    const topic = req.topic.replace(/\s+/g, ' ').trim().replace(/[.!?:;,]+$/, '') || 'the subject';
-    this.seed = hashString(topic.toLowerCase());
+    this.sourceText = req.passages.map((p) => p.text).join('\n').slice(0, CASING_EVIDENCE_CHARS);
+    this.topic = analyseTopic(req.topic, this.sourceText);
+    this.seed = hashString(this.topic.text.toLowerCase());
+    const target = WORD_TARGETS[req.length];
+    this.digest = digest(this.topic, topicProfile(this.topic.text), req.passages, req.length, target, req.includeExamples);
 
-    const topicWords = unique(tokens(topic, 2));
-    const allSources = digestSources(req.passages, new Set(topicWords), KEY_SENTENCES[req.length]);
-    this.sources = allSources.slice(0, SOURCE_SECTIONS[req.length]);
-    const sourceWords = allSources.flatMap((s) => s.words);
-    const sourceKeywords = rankByFrequency(sourceWords).filter((w) => !topicWords.includes(w));
-
-    this.category = deriveCategory(topicWords, sourceWords);
-    this.tags = deriveTags(topicWords, sourceKeywords, this.category);
-    this.focus = unique([...sourceKeywords.slice(0, 3), ...FALLBACK_FOCUS]);
-    const topicInSentence = midSentence(topic, allSources.map((s) => s.text).join(' '));
+    const { topic } = this;
+    const keys = this.keyTerms();
+    const defaultAudience = topic.kind === 'question' ? 'anyone who has wondered the same' : 'anyone getting started';
     this.vars = {
-      topic: topicInSentence,
-      Topic: capitalize(topic),
-      audience: req.targetAudience?.trim() || `anyone interested in ${topicInSentence}`,
-      k1: this.focus[0],
-      k2: this.focus[1],
-      k3: this.focus[2],
+      subject: topic.subject,
+      Subject: capitalize(topic.subject),
+      how: topic.how ?? topic.subject,
+      question: topic.question ?? `${topic.subject}?`,
+      Question: capitalize(topic.question ?? `${topic.subject}?`),
+      is: topic.plural ? 'are' : 'is',
+      s: topic.plural ? '' : 's',
+      its: topic.plural ? 'their' : 'its',
+      them: topic.plural ? 'them' : 'it',
+      It: topic.plural ? 'They' : 'It',
+      audience: req.targetAudience?.trim() || defaultAudience,
+      Title: topic.title,
+      // Inside a title ("Rethinking the Future of Remote Work") a leading article is a small word.
+      TitleSubject: (topic.titleSubject ?? topic.title).replace(/^(The|A|An) /, (article) => article.toLowerCase()),
+      keys: listOf(keys),
+      firstKey: keys[0] ?? topic.subject,
     };
   }
 
   compose(): GeneratedPost {
-    const target = WORD_TARGETS[this.req.length];
-    const intro = this.intro();
-    const sourceSections = this.sources.map((source, i) => this.sourceSection(source, i));
-    const examples = this.req.includeExamples ? this.examples() : [];
-    const conclusion = this.conclusion();
-
-    const used = countWords([intro, ...sourceSections, ...examples, ...conclusion].join('\n'));
-    const [lead, ...rest] = this.aspectSections(target - used);
-
-    // "Why it matters" reads best before the source material, the other topic sections after it.
-    const blocks = [intro, ...(lead ? [lead] : []), ...sourceSections, ...rest, ...examples, ...conclusion];
+    const grounded = this.digest.sections.length > 0;
+    const content = grounded ? this.groundedContent() : this.outlineContent();
+    const category = deriveCategory(this.topic.words, this.digest.keyTerms);
     return {
-      title: titleCase(fill(pick(this.style.titles, this.seed), this.vars)).slice(0, MAX_TITLE_LENGTH),
-      description: this.description(),
-      category: this.category,
-      tags: this.tags,
-      content: `${blocks.join('\n\n')}\n`,
+      title: this.title(),
+      description: grounded ? this.description(content) : this.outlineDescription(),
+      category,
+      tags: deriveTags(this.topic, [...this.digest.keyTerms, ...this.digest.minorTerms], category),
+      content: `${content.join('\n\n')}\n`,
     };
   }
 
-  /** The composer's own prose, in the style's register (quotes from sources never pass here). */
+  // ---------------------------------------------------------------------------------------------
+  // The writer's own words
+
+  /** The writer's own prose, in the style's register (the sources' words never pass here). */
   private say(template: string, extra: Record<string, string> = {}): string {
     const text = fill(template, { ...this.vars, ...extra });
     return this.style.contractions ? contract(text) : text;
   }
 
-  private nextCloser(): string {
-    return this.say(pick(this.tone.closers, this.seed + this.closerIndex++));
+  /** Key terms for the conclusion: noun phrases without figures, not the topic's own. */
+  private keyTerms(): string[] {
+    const topicKeys = new Set(this.topic.phrases.map((p) => p.toLowerCase()));
+    const terms = this.digest.keyTerms
+      .map((p) => p.text)
+      .filter((text) => !/\d/.test(text) && !topicKeys.has(text.toLowerCase()) && text.length <= 40);
+    return unique(terms.map((t) => t.toLowerCase())).slice(0, CONCLUSION_TERMS).map((lower) => terms.find((t) => t.toLowerCase() === lower)!);
   }
 
-  /** Opens a paragraph with the style's connector ("Furthermore, the ..."). */
-  private withConnector(paragraph: string): string {
-    const connector = pick(this.style.connectors, this.seed + this.connectorIndex++);
-    if (paragraph.startsWith('{Topic}')) return `${connector} ${paragraph.replace('{Topic}', '{topic}')}`;
-    return `${connector} ${paragraph.charAt(0).toLowerCase()}${paragraph.slice(1)}`;
+  private title(): string {
+    const options = this.topic.kind === 'question' ? this.style.titles : [...this.style.titles, ...this.style.subjectTitles];
+    let title = fill(pick(options, this.seed), this.vars);
+    // After a question mark, no colon or comma: "What Makes a Good Pour-over? A Closer Look".
+    title = title.replace(/\?[:,] /, '? ');
+    return title.slice(0, MAX_TITLE_LENGTH);
   }
 
-  private cite(source: SourceDigest): string {
-    return this.style.numberedCitations ? `[${source.ref}]` : `(source: *${source.fileName}*)`;
+  private cite(fileName: string): string {
+    return this.style.numberedCitations ? `[${this.digest.files.indexOf(fileName) + 1}]` : `(source: *${fileName}*)`;
   }
 
-  private description(): string {
-    const first = this.say(this.style.description);
-    const [source, ...others] = this.sources;
-    if (!source) return first;
-    const more = others.length === 0 ? '' : ` and ${others.length} more source${others.length === 1 ? '' : 's'}`;
-    return `${first} Grounded in ${source.fileName}${more}.`;
+  private sourcesSentence(): string {
+    const files = this.digest.files.map((f) => `*${f}*`);
+    const sentence =
+      files.length === 1
+        ? `The facts below come from one document in the knowledge base, ${files[0]}.`
+        : `The facts below come from ${files.length} documents in the knowledge base: ${listOf(files)}.`;
+    return this.style.numberedCitations ? `${sentence} They are cited by number and listed at the end.` : sentence;
   }
 
-  private intro(): string {
-    const sentences = [this.say(this.tone.opener), this.say(this.style.intro)];
-    if (this.sources.length > 0) {
-      const files = this.sources.map((s) => `*${s.fileName}*`);
-      const list = files.length === 1 ? files[0] : `${files.slice(0, -1).join(', ')} and ${files.at(-1)}`;
-      const count = this.sources.length === 1 ? 'one source' : `${this.sources.length} sources`;
-      sentences.push(this.say(`It draws on ${count} from the knowledge base (${list}) and quotes them where they matter most.`));
-      if (this.style.numberedCitations) sentences.push('Sources are cited by number and listed at the end.');
-    } else {
-      sentences.push(this.say('It focuses on widely applicable principles rather than narrow specifics.'));
+  // ---------------------------------------------------------------------------------------------
+  // A post from the sources
+
+  private groundedContent(): string[] {
+    const { sections, examples } = this.digest;
+    const titles = sections.map((s) => midSentence(s.title, this.sourceText));
+    const intro = [this.say(this.tone.opener[this.topic.kind])];
+    if (sections.length >= 2) intro.push(this.say(`It looks at ${listOf(titles)}.`));
+    intro.push(this.say(this.style.audience), this.sourcesSentence());
+
+    const blocks = [intro.join(' ')];
+    for (const section of sections) blocks.push(this.section(section));
+    if (this.req.includeExamples) blocks.push(...this.examples(examples));
+    blocks.push(...this.conclusion());
+    return blocks;
+  }
+
+  private section(section: Section): string {
+    const parts = [`## ${titleCase(capitalize(section.title))}`];
+    // Runs of facts from one file, each run attributed once.
+    let run: Fact[] = [];
+    const flush = () => {
+      if (run.length) parts.push(...this.run(run));
+      run = [];
+    };
+    for (const fact of section.facts) {
+      if (run.length && run[0]!.fileName !== fact.fileName) flush();
+      run.push(fact);
+    }
+    flush();
+    return parts.join('\n\n');
+  }
+
+  /** A run of facts from one file: paragraphs of sentences, lists of items and records. */
+  private run(facts: readonly Fact[]): string[] {
+    const cite = this.cite(facts[0]!.fileName);
+    const blocks: string[] = [];
+    let paragraph: string[] = [];
+    let list: string[] = [];
+    const flushParagraph = () => {
+      if (paragraph.length) blocks.push(paragraph.join(' '));
+      paragraph = [];
+    };
+    const flushList = () => {
+      if (list.length) blocks.push(list.join('\n'));
+      list = [];
+    };
+    for (const fact of facts) {
+      const asItem = fact.kind !== 'sentence' || this.style.bullets;
+      if (asItem) {
+        flushParagraph();
+        list.push(`- ${this.itemText(fact)}`);
+      } else {
+        flushList();
+        if (paragraph.length >= PARAGRAPH_SENTENCES) flushParagraph();
+        paragraph.push(fact.text);
+      }
+    }
+    flushParagraph();
+    flushList();
+    // The attribution closes the run: after a paragraph's last sentence, or below a list.
+    const last = blocks.length - 1;
+    if (blocks[last]!.startsWith('- ')) blocks.push(this.style.numberedCitations ? cite : `Source: *${facts[0]!.fileName}*.`);
+    else blocks[last] = `${blocks[last]} ${cite}`;
+    return blocks;
+  }
+
+  private itemText(fact: Fact): string {
+    if (fact.kind !== 'record' || !fact.record) return fact.text;
+    const { title, body, details } = fact.record;
+    const extra = details.length ? ` (${details.map(([key, value]) => `${key.replace(/_/g, ' ')}: ${value}`).join('; ')})` : '';
+    return `**${title}**${extra}${body ? `: ${body}` : ''}`;
+  }
+
+  private examples(examples: readonly Fact[]): string[] {
+    const heading = `## ${this.style.examplesHeading}`;
+    if (examples.length === 0) {
+      return [heading, this.say('The sources give no worked example of {subject} yet; a case from your own experience would fit here.')];
+    }
+    const items = examples.map((fact, i) => `${i + 1}. ${this.itemText(fact)} ${this.cite(fact.fileName)}`);
+    return [heading, `${this.say(this.style.examplesLead)}\n\n${items.join('\n')}`];
+  }
+
+  private conclusion(): string[] {
+    const keys = this.keyTerms();
+    const line = keys.length >= 2 ? this.tone.conclusion[this.topic.kind] : this.tone.shortConclusion[this.topic.kind];
+    const blocks = [`## ${this.style.conclusionHeading}`, this.say(line)];
+    if (this.tone.callToAction) blocks.push(this.say(this.tone.callToAction));
+    if (this.style.numberedCitations) blocks.push('## References', this.digest.files.map((file, i) => `${i + 1}. ${file}`).join('\n'));
+    return blocks;
+  }
+
+  private description(content: readonly string[]): string {
+    const sentences = [this.say(this.style.description[this.topic.kind])];
+    const { files, availableWords } = this.digest;
+    sentences.push(files.length === 1 ? `Drawn from ${files[0]}.` : `Drawn from ${files.length} documents in the knowledge base.`);
+    const target = WORD_TARGETS[this.req.length];
+    if (countWords(content.join('\n')) < target * SHORT_SHARE) {
+      const about = Math.max(10, Math.round(availableWords / 10) * 10);
+      sentences.push(`Shorter than a ${this.req.length} post: the knowledge base has only about ${about} words on this topic.`);
     }
     return sentences.join(' ');
   }
 
-  private sectionHeading(source: SourceDigest, index: number): string {
-    const [a, b] = source.keywords.filter((w) => !this.headingWords.has(w));
-    for (const word of [a, b]) if (word) this.headingWords.add(word);
-    if (a && b) return fill(pick(this.style.pairHeadings, index), { A: titleCase(a), B: titleCase(b) });
-    if (a) return fill(pick(this.style.singleHeadings, index), { A: titleCase(a) });
-    return titleCase(source.fileName.replace(/\.[^.]+$/, '').replace(/[-_]+/g, ' '));
-  }
+  // ---------------------------------------------------------------------------------------------
+  // An outline draft
 
-  private sourceSection(source: SourceDigest, index: number): string {
-    const file = `*${source.fileName}*`;
-    const citation = this.style.numberedCitations ? ` [${source.ref}]` : '';
-    const parts = [
-      `## ${this.sectionHeading(source, index)}`,
-      this.say(pick(this.style.sourceLeads, index), { file }),
-      `> ${source.quote} — *from ${source.fileName}*${citation}`,
+  private outlineContent(): string[] {
+    const intro = [
+      this.say(this.tone.outlineOpener[this.topic.kind]),
+      this.say(this.style.audience),
+      this.outlineNote(),
     ];
-    if (source.keySentences.length > 0) {
-      if (this.style.bullets) {
-        parts.push(`Key points from ${file}:`, source.keySentences.map((s) => `- ${s}`).join('\n'));
-      } else {
-        parts.push(`${this.say(this.style.morePoints)} ${source.keySentences.join(' ')} ${this.cite(source)}`);
-      }
-    }
-    if (index % 2 === 0) parts.push(this.nextCloser());
-    return parts.join('\n\n');
-  }
-
-  /** Topic-only sections, paragraph by paragraph, until the word budget is spent. */
-  private aspectSections(budget: number): string[] {
-    const sections: string[] = [];
-    let used = 0;
-    for (const [aspectIndex, aspect] of ASPECTS.entries()) {
-      const paragraphs: string[] = [];
-      for (const [i, template] of aspect.paragraphs.entries()) {
-        const paragraph = this.say(i === 0 ? this.withConnector(template) : template);
-        const cost = countWords(paragraph) + (i === 0 ? 4 : 0);
-        // Overshoot by at most half a paragraph rather than stop well short of the target.
-        if (used + cost / 2 > budget) break;
-        paragraphs.push(paragraph);
-        used += cost;
-      }
-      if (paragraphs.length === 0) break;
-      if (aspectIndex % 3 === 0) paragraphs[paragraphs.length - 1] += ` ${this.nextCloser()}`;
-      sections.push(`## ${titleCase(fill(this.style.aspectHeadings[aspect.id], this.vars))}\n\n${paragraphs.join('\n\n')}`);
-    }
-    return sections;
-  }
-
-  private examples(): string[] {
-    const quoted = new Set(this.sources.flatMap((s) => [s.quote, ...s.keySentences]));
-    const fromSources = this.sources
-      .flatMap((source) =>
-        source.sentences
-          .filter((s) => !quoted.has(s) && EXAMPLE_MARKERS.test(s))
-          .map((s) => `**From ${source.fileName}:** ${s} ${this.cite(source)}`),
-      )
-      .slice(0, MAX_SOURCE_EXAMPLES);
-    const generic = GENERIC_EXAMPLES.map((template) => this.say(template));
-    const items = [...fromSources, ...generic].slice(0, EXAMPLE_COUNT);
-    return [
-      `## ${this.style.examplesHeading}`,
-      `${this.say(this.style.examplesLead)}\n\n${items.map((item, i) => `${i + 1}. ${item}`).join('\n')}`,
-    ];
-  }
-
-  private conclusion(): string[] {
-    const { k1, k2, k3 } = this.vars;
-    const summary = [
-      this.say(this.withConnector(`{Topic} comes down to doing a handful of things well, above all ${k1}, ${k2} and ${k3}.`)),
-    ];
-    if (this.sources.length > 0) {
-      summary.push(this.say('The sources quoted above show how these ideas play out in practice.'));
-    }
-    summary.push(this.say(this.tone.conclusion));
-    const blocks = [`## ${this.style.conclusionHeading}`, summary.join(' ')];
-    if (this.style.bullets) {
-      blocks.push(
-        [
-          `- **${capitalize(k1)}:** establish a baseline and measure it.`,
-          `- **${capitalize(k2)}:** change one variable at a time.`,
-          `- **${capitalize(k3)}:** document what works so it can be repeated.`,
-        ].join('\n'),
-      );
-    }
-    if (this.tone.callToAction) blocks.push(this.say(this.tone.callToAction));
-    if (this.style.numberedCitations && this.sources.length > 0) {
-      blocks.push('## References', this.sources.map((s) => `${s.ref}. ${s.fileName}`).join('\n'));
-    }
+    const blocks = [`*Outline draft.* ${intro.join(' ')}`];
+    const sections = OUTLINE[this.topic.kind].slice(0, OUTLINE_SECTIONS[this.req.length]);
+    for (const section of sections) blocks.push(`## ${titleCase(this.say(section.heading))}`, `*To cover:* ${this.say(section.cover)}`);
+    if (this.req.includeExamples) blocks.push(`## ${this.style.examplesHeading}`, `*To cover:* ${this.say(OUTLINE_EXAMPLES.cover)}`);
+    blocks.push(`## ${this.style.conclusionHeading}`, `*To cover:* ${this.say(OUTLINE_CONCLUSION.cover)}`);
     return blocks;
+  }
+
+  /** Why there is no post yet: nothing on the topic, or only tables and figures to quote. */
+  private outlineNote(): string {
+    const files = unique(this.digest.passages.map((p) => `*${p.fileName}*`));
+    if (files.length === 0) {
+      return this.say('No document in the knowledge base covers the topic yet, so instead of claims without a source, each section below says what it should cover. Add a document on the topic and generate the post again to have it written from that document.');
+    }
+    return this.say(
+      `The knowledge base mentions the topic in ${listOf(files)}, but only in tables, lists or fragments with no sentence to quote, so instead of claims without a source, each section below says what it should cover.`,
+    );
+  }
+
+  private outlineDescription(): string {
+    const lead = this.topic.kind === 'question' ? this.say('Outline draft: {Question}') : this.say('Outline draft for a post on {subject}.');
+    const why = this.digest.passages.length
+      ? 'The knowledge base mentions it only in tables or fragments, so each section says what it should cover.'
+      : 'The knowledge base has nothing on this topic yet, so each section says what it should cover.';
+    return `${lead} ${why}`;
   }
 }

@@ -1,9 +1,4 @@
-/** Text helpers of the builtin composer: word counts, templates, casing, reading source prose. */
-
-import { STOPWORDS } from '../../text/stopwords.js';
-
-/** Bounds the work per passage, so a huge chunk cannot slow the composer down. */
-const MAX_PASSAGE_CHARS = 5000;
+/** Text helpers of the builtin writer: word counts, templates, casing, lists. */
 
 /** Letters and digits, Latin and beyond; the General Punctuation block (— … “) is not a word. */
 export const WORD_PATTERN = /[A-Za-z0-9\u00C0-\u1FFF\u2070-\uFFFF]+(?:['’-][A-Za-z0-9\u00C0-\u1FFF\u2070-\uFFFF]+)*/g;
@@ -19,19 +14,6 @@ export function fill(template: string, vars: Record<string, string>): string {
 
 export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/**
- * The topic as it reads mid-sentence: an ordinary first word loses its capital ("Brewing coffee"
- * becomes "brewing coffee"), a name keeps it ("Kubernetes autoscaling"). A word counts as ordinary
- * when it is a function word, a gerund, or the sources themselves write it in lower case.
- */
-export function midSentence(topic: string, sourceText: string): string {
-  const first = topic.split(' ')[0];
-  const lower = first.toLowerCase();
-  const capitalOnlyAtStart = first.slice(1) === first.slice(1).toLowerCase();
-  const ordinary = STOPWORDS.has(lower) || /ing$/.test(lower) || containsWord(sourceText, lower);
-  return capitalOnlyAtStart && ordinary ? lower + topic.slice(first.length) : topic;
 }
 
 const SMALL_WORDS = new Set(['a', 'an', 'and', 'as', 'at', 'but', 'by', 'for', 'in', 'nor', 'of', 'on', 'or', 'the', 'to', 'vs', 'with']);
@@ -86,69 +68,12 @@ export function pick<T>(items: readonly T[], index: number): T {
   return items[index % items.length];
 }
 
-export function clipWords(text: string, maxWords: number): string {
-  const words = text.split(' ');
-  return words.length <= maxWords ? text : `${words.slice(0, maxWords).join(' ').replace(/[,;:.]$/, '')}…`;
+/** "a", "a and b", "a, b and c". */
+export function listOf(items: readonly string[]): string {
+  if (items.length <= 1) return items[0] ?? '';
+  return `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
-/** Source text as plain prose: code blocks dropped, Markdown markers removed, headings ended. */
-export function plainText(markdown: string): string {
-  const lines = markdown
-    .slice(0, MAX_PASSAGE_CHARS)
-    .replace(/```[\s\S]*?(?:```|$)/g, ' ')
-    .split(/\r?\n/);
-  const prose = lines.map((line) => {
-    const structural = /^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s)/.test(line);
-    const text = line
-      .replace(/^\s*(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)/, '')
-      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .replace(/(\*\*|__|`)(.+?)\1/g, '$2')
-      .replace(/\*([^*\s][^*]*)\*/g, '$1')
-      .trim();
-    // A heading or list item is a sentence of its own, not the start of the next one.
-    return structural && text !== '' && !/[.!?:;]$/.test(text) ? `${text}.` : text;
-  });
-  return prose.join(' ').replace(/\s+/g, ' ').trim();
-}
-
-export function splitSentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?]["”’)\]]?)\s+(?=["“‘(]?[\p{Lu}\p{N}])/u)
-    .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence !== '');
-}
-
-/** Case-sensitive whole-word search. */
-export function containsWord(text: string, word: string): boolean {
-  for (let at = text.indexOf(word); at !== -1; at = text.indexOf(word, at + 1)) {
-    const before = text.charAt(at - 1);
-    const after = text.charAt(at + word.length);
-    if (!/[\p{L}\p{N}]/u.test(before) && !/[\p{L}\p{N}]/u.test(after)) return true;
-  }
-  return false;
-}
-
-/** Content words: lower case, no stopwords, no bare numbers. */
-export function keywordsOf(words: readonly string[], minLength: number): string[] {
-  const keywords: string[] = [];
-  for (const word of words) {
-    const lower = word.toLowerCase();
-    if (lower.length >= minLength && !STOPWORDS.has(lower) && !/^\d+$/.test(lower)) keywords.push(lower);
-  }
-  return keywords;
-}
-
-export function tokens(text: string, minLength: number): string[] {
-  return keywordsOf(text.match(WORD_PATTERN) ?? [], minLength);
-}
-
-/** Most frequent first; ties keep first appearance, so the ranking is deterministic. */
-export function rankByFrequency(words: readonly string[]): string[] {
-  const counts = new Map<string, number>();
-  for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
-  return [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)!);
-}
-
-export function unique(values: readonly string[]): string[] {
+export function unique<T>(values: readonly T[]): T[] {
   return [...new Set(values)];
 }

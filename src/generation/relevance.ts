@@ -1,0 +1,277 @@
+/**
+ * Which retrieved passages may ground a post. Full-text search ranks whatever shares a word
+ * with the topic ("Remote work tips" finds a coffee guide because "V60 filters work best"), so
+ * a passage grounds a post only when it is about the topic:
+ *
+ * - it covers the topic's terms: at least WINDOW_FLOOR of their weight within two consecutive
+ *   sentences (with the headings they sit under), or PASSAGE_FLOOR anywhere in it. A term's
+ *   weight is 1, half for a verb or adverb and for words after "for", "at" or "with" (who it is
+ *   for, where: "... for new managers", "... at home"), and nothing for words that frame a post
+ *   rather than name its subject ("tips", "guide", "benefits");
+ *   A passage holding the whole of the topic's main noun phrase is relevant too, when the rest
+ *   of the topic only weighs half ("coffee" for "brewing better coffee at home");
+ * - its search score is at least SCORE_FLOOR of the best relevant passage's;
+ * - it is not a copy of a passage already kept (the same file uploaded twice, a .doc beside
+ *   its .docx, chunks that overlap): one whose sentences were already seen is dropped.
+ *
+ * Words are compared as the index compares them: lower case, stemmed, Chinese and Japanese
+ * segmented; a token with inner punctuation (`1:16`, `pour-over`) must match as a phrase.
+ */
+
+import { queryTerms } from '../knowledge/search.js';
+import { nounModifiers, nounPhrases } from '../text/phrases.js';
+import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
+import { parsePassage, sentenceKey, stemsOf, type SourceUnit } from './sources.js';
+import type { Passage } from './types.js';
+
+export const WINDOW_FLOOR = 0.6;
+export const PASSAGE_FLOOR = 0.8;
+export const SCORE_FLOOR = 0.2;
+/** A passage whose sentences were already seen, for this share of its text, is a duplicate. */
+const DUPLICATE_SHARE = 0.8;
+
+/** Words that frame a post rather than name its subject (compared by lemma). */
+const FRAMING = new Set(
+  `tip trick guide guidebook handbook introduction intro basic basics beginner newbie benefit advantage step reason idea
+  overview primer tutorial checklist lesson secret fact essential ultimate complete practical quick simple easy top
+  everything anything explainer explained question answer thought note hack dos don'ts`.split(/\s+/),
+);
+/** After these, the topic says who it is for or where, not what it is about. */
+const SECONDARY_AFTER = new Set(['for', 'at', 'with']);
+const WEAK_POS = new Set(['VERB', 'ADV', 'AUX']);
+
+export interface TopicTerm {
+  /** Stems, in order: several for a phrase. */
+  stems: string[];
+  weight: number;
+  /** A noun in the topic ("remote work"): the same word used as a verb ("V60 filters work best") does not count. */
+  noun: boolean;
+  /** A verb or adverb of the topic ("choosing", "bloom"): it counts only in a sentence that also holds another term. */
+  weak: boolean;
+}
+
+export interface TopicProfile {
+  terms: TopicTerm[];
+  total: number;
+  /**
+   * A topic joining two subjects ("comment moderation and trackback spam in BlogCFC") is also
+   * covered by a passage on either one (with what they share: "... in BlogCFC").
+   */
+  alternatives: TopicProfile[];
+  /**
+   * The topic's main noun phrase ("coffee" in "brewing better coffee at home"), when everything
+   * else in it weighs half (verbs, "for ..."/"at ..." phrases): a passage holding all of it is
+   * about the topic too.
+   */
+  core: TopicProfile | null;
+}
+
+/** The two subjects of "A and B (in C)": "A in C" and "B in C"; none when the topic has no such "and". */
+function alternativesOf(topic: string, tagged: readonly TaggedWord[]): string[] {
+  const and = tagged.findIndex((w, i) => w.pos === 'CCONJ' && w.text.toLowerCase() === 'and' && i > 0 && (tagged[i - 1]!.pos === 'NOUN' || tagged[i - 1]!.pos === 'PROPN'));
+  if (and === -1) return [];
+  const left = tagged.slice(0, and).map((w) => w.text).join(' ');
+  const rightWords = tagged.slice(and + 1);
+  const preposition = rightWords.findIndex((w) => w.pos === 'ADP');
+  const shared = preposition === -1 ? '' : rightWords.slice(preposition).map((w) => w.text).join(' ');
+  const right = rightWords.map((w) => w.text).join(' ');
+  return left && right ? [`${left} ${shared}`.trim(), right] : [];
+}
+
+/** The topic's terms, weighted (see the module comment). */
+export function topicProfile(topic: string, split = true): TopicProfile {
+  const tagged = nounModifiers(tagWords(topic, { lowerAll: isTitleCase(topic) }), true).map((word, i, all) => {
+    // "Brewing better coffee", "Choosing the right grinder": a gerund with an object is a verb.
+    const next = all[i + 1];
+    const gerund = i === 0 && /ing$/i.test(word.text) && next !== undefined && ['DET', 'ADJ', 'PROPN', 'PRON'].includes(next.pos);
+    return gerund ? { ...word, pos: 'VERB' } : word;
+  });
+  const info = new Map<string, { pos: string; lemma: string; secondary: boolean }>();
+  let secondary = false;
+  for (const word of tagged) {
+    const lower = word.text.toLowerCase();
+    if ((word.pos === 'ADP' || word.pos === 'SCONJ') && SECONDARY_AFTER.has(lower)) secondary = true;
+    if (!info.has(lower)) info.set(lower, { pos: word.pos, lemma: word.lemma, secondary });
+  }
+  let terms = queryTerms(topic).map((words) => {
+    const first = info.get(words[0]!);
+    const single = words.length === 1;
+    const framing = single && (FRAMING.has(words[0]!) || (first !== undefined && FRAMING.has(first.lemma)));
+    let weight = framing ? 0 : first?.secondary ? 0.5 : 1;
+    if (single && first && WEAK_POS.has(first.pos)) weight /= 2;
+    const noun = single && first !== undefined && (first.pos === 'NOUN' || first.pos === 'PROPN') && /^[a-z]+$/.test(words[0]!);
+    const weak = single && first !== undefined && WEAK_POS.has(first.pos);
+    return { stems: words.flatMap((word) => stemsOf(word)), weight, noun, weak };
+  });
+  // A topic made only of framing words ("Tips and tricks") is about those words.
+  if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
+  terms = terms.filter((term) => term.weight > 0 && term.stems.length > 0);
+  const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged) };
+}
+
+function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
+  const main = nounPhrases(tagged, { heading: true }).find((phrase) => !FRAMING.has(phrase.head) || phrase.text.includes(' '));
+  if (!main) return null;
+  const words = main.text.split(' ');
+  if (FRAMING.has(main.head)) words.pop();
+  const stems = new Set(words.flatMap((word) => stemsOf(word)));
+  const core = terms.filter((term) => term.stems.every((stem) => stems.has(stem)));
+  const rest = terms.filter((term) => !core.includes(term));
+  if (core.length === 0 || rest.some((term) => term.weight > 0.5)) return null;
+  return { terms: core, total: core.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null };
+}
+
+/** Most words capitalised: "Remote Work Tips for New Managers". */
+export function isTitleCase(text: string): boolean {
+  const words = text.match(/\p{L}{4,}/gu) ?? [];
+  return words.length >= 2 && words.filter((word) => /^\p{Lu}/u.test(word)).length >= words.length * 0.75;
+}
+
+/** Text to match topic terms in: its stems, and (computed when first needed) those used as nouns. */
+export interface MatchUnit {
+  stems: string[];
+  /** Stems of the words not tagged as verbs. */
+  nouns(): ReadonlySet<string>;
+}
+
+/** `checkNouns` false: every word counts as a noun (headings, too short to tag reliably). */
+export function matchUnit(text: string, checkNouns = true): MatchUnit {
+  const stems = stemsOf(text);
+  let nouns: ReadonlySet<string> | null = checkNouns ? null : new Set(stems);
+  return {
+    stems,
+    nouns() {
+      nouns ??= new Set(tagWords(text).filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text)));
+      return nouns;
+    },
+  };
+}
+
+/** True when `stems` holds the term (its stems next to each other for a phrase). */
+function holds(stems: readonly string[], term: TopicTerm): boolean {
+  const [first, ...rest] = term.stems;
+  for (let i = stems.indexOf(first!); i !== -1; i = stems.indexOf(first!, i + 1)) {
+    if (rest.every((s, k) => stems[i + 1 + k] === s)) return true;
+  }
+  return false;
+}
+
+/** Share of the topic's weight that the units cover together (0-1), the best of its alternatives. */
+export function coverage(profile: TopicProfile, units: readonly MatchUnit[]): number {
+  if (profile.total === 0) return 0;
+  const has = (unit: MatchUnit, term: TopicTerm) => holds(unit.stems, term) && (!term.noun || unit.nouns().has(term.stems[0]!));
+  let covered = 0;
+  for (const term of profile.terms) {
+    // "Choosing ... size": a verb counts beside another term of the topic, in the same sentence.
+    const found = term.weak
+      ? units.some((unit) => has(unit, term) && profile.terms.some((other) => other !== term && !other.weak && has(unit, other)))
+      : units.some((unit) => has(unit, term));
+    if (found) covered += term.weight;
+  }
+  return Math.max(covered / profile.total, ...profile.alternatives.map((alternative) => coverage(alternative, units)));
+}
+
+/** Units of a passage with what they match, and the headings above them as units too. */
+export interface AnalysedUnit extends SourceUnit, MatchUnit {
+  trailUnits: MatchUnit[];
+}
+
+export function analysePassage(text: string): AnalysedUnit[] {
+  const headings = new Map<string, MatchUnit>();
+  const headingUnit = (heading: string) => {
+    let unit = headings.get(heading);
+    if (!unit) headings.set(heading, (unit = matchUnit(heading, false)));
+    return unit;
+  };
+  return parsePassage(text).map((unit) => {
+    const stems = stemsOf(unit.text);
+    const all = unit.kind === 'heading' ? new Set(stems) : null;
+    const analysed: AnalysedUnit = { ...unit, stems, nouns: () => all ?? (nounCache.get(analysed) ?? tagNouns([analysed])[0]!), trailUnits: unit.trail.map(headingUnit) };
+    return analysed;
+  });
+}
+
+const nounCache = new WeakMap<AnalysedUnit, ReadonlySet<string>>();
+
+/** Tags units in one pass of the tagger and remembers which of their words are used as nouns. */
+function tagNouns(units: readonly AnalysedUnit[]): ReadonlySet<string>[] {
+  const sets = tagMany(units.map((u) => u.text)).map((words) => new Set(words.filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text))));
+  units.forEach((unit, i) => nounCache.set(unit, sets[i]!));
+  return sets;
+}
+
+/**
+ * Tags, in one pass, the units of passages that hold one of the topic's noun terms: only they
+ * can need the check (the tagger costs far more than anything else here).
+ */
+export function prepareNouns(profile: TopicProfile, units: readonly AnalysedUnit[]): void {
+  const nounStems = new Set<string>();
+  const collect = (p: TopicProfile) => {
+    for (const term of p.terms) if (term.noun) nounStems.add(term.stems[0]!);
+    p.alternatives.forEach(collect);
+    if (p.core) collect(p.core);
+  };
+  collect(profile);
+  const pending = units.filter((unit) => unit.kind !== 'heading' && !nounCache.has(unit) && unit.stems.some((stem) => nounStems.has(stem)));
+  if (pending.length) tagNouns(pending);
+}
+
+/** Passages analysed once per request: the relevance floor and the writer share the work. */
+const analysed = new WeakMap<Passage, AnalysedUnit[]>();
+
+export function analysedPassage(passage: Passage): AnalysedUnit[] {
+  let units = analysed.get(passage);
+  if (!units) analysed.set(passage, (units = analysePassage(passage.text)));
+  return units;
+}
+
+/**
+ * How well a passage covers the topic: the best two-sentence window, the whole passage, and
+ * whether a window holds all of the topic's core.
+ */
+export function passageCoverage(profile: TopicProfile, units: readonly AnalysedUnit[]): { window: number; passage: number; core: boolean } {
+  let window = 0;
+  let core = false;
+  for (let i = 0; i < units.length && (window < 1 || (profile.core && !core)); i++) {
+    const unit = units[i]!;
+    const next = units[i + 1];
+    const windowUnits = [...unit.trailUnits, unit, ...(next ? [next] : [])];
+    window = Math.max(window, coverage(profile, windowUnits));
+    if (profile.core && !core) core = coverage(profile.core, windowUnits) === 1;
+  }
+  const passage = coverage(profile, units);
+  return { window, passage: Math.max(window, passage), core };
+}
+
+export function isRelevant(profile: TopicProfile, units: readonly AnalysedUnit[]): boolean {
+  const { window, passage, core } = passageCoverage(profile, units);
+  return window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core;
+}
+
+/**
+ * The passages that may ground a post on `topic`, best first, at most `limit`: relevant ones
+ * (module comment), each distinct. An empty list means the post must claim no source.
+ */
+export function groundingPassages(topic: string, passages: readonly Passage[], limit = passages.length): Passage[] {
+  const profile = topicProfile(topic);
+  if (profile.terms.length === 0 || passages.length === 0) return [];
+  const ranked = [...passages].sort((a, b) => b.score - a.score);
+  const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
+  prepareNouns(profile, all.flatMap(({ units }) => units));
+  const relevant = all.filter(({ units }) => isRelevant(profile, units));
+  const best = relevant[0]?.passage.score ?? 0;
+  const kept: Passage[] = [];
+  const seen = new Set<string>();
+  for (const { passage, units } of relevant) {
+    if (kept.length >= limit) break;
+    if (best > 0 && passage.score < best * SCORE_FLOOR) continue;
+    const keys = units.map((unit) => sentenceKey(unit.text)).filter((key) => key !== '');
+    const total = keys.reduce((sum, key) => sum + key.length, 0);
+    const repeated = keys.filter((key) => seen.has(key)).reduce((sum, key) => sum + key.length, 0);
+    if (total === 0 || repeated >= total * DUPLICATE_SHARE) continue;
+    for (const key of keys) seen.add(key);
+    kept.push(passage);
+  }
+  return kept;
+}
