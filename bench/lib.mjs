@@ -147,11 +147,14 @@ const SERVICE_VARIABLES = [
 ];
 
 /**
- * Spawns `node dist/src/server.js` on a free loopback port and waits for GET /health.
+ * Spawns `node dist/src/server.js` (or another `entry` script, such as bench/baseline.mjs) on a
+ * free loopback port and waits for GET /health.
  * Returns { pid, port, baseUrl, stop(), logTail(), warnings(), exited }.
  */
-export async function startServer({ dataDir, apiKey, env = {}, readyTimeoutMs = 30_000 }) {
-  if (!fs.existsSync(SERVER_ENTRY)) throw new Error('dist/src/server.js is missing: run "npm run build" first');
+export async function startServer({ dataDir, apiKey, env = {}, readyTimeoutMs = 30_000, entry = SERVER_ENTRY }) {
+  if (!fs.existsSync(entry)) {
+    throw new Error(entry === SERVER_ENTRY ? 'dist/src/server.js is missing: run "npm run build" first' : `${path.relative(PROJECT_DIR, entry)} is missing`);
+  }
   const port = await freePort();
   const childEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete childEnv[name];
@@ -165,7 +168,7 @@ export async function startServer({ dataDir, apiKey, env = {}, readyTimeoutMs = 
     SHUTDOWN_TIMEOUT_MS: '2000',
     ...env,
   });
-  const child = spawn(process.execPath, [SERVER_ENTRY], { cwd: PROJECT_DIR, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: PROJECT_DIR, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 
   // Last 64 KB of output for error reports, and a count of warn+ log lines (pino level >= 40).
   let tail = '';
@@ -240,6 +243,21 @@ export async function startServer({ dataDir, apiKey, env = {}, readyTimeoutMs = 
     throw error;
   }
   return server;
+}
+
+/**
+ * Starts bench/baseline.mjs, the bare "stack limit" server (Fastify + better-sqlite3 in WAL, a
+ * SHA-256-hashed Bearer key looked up in SQLite per request, GET /posts/:id and POST /posts),
+ * which seeds `posts` posts into `dbFile` itself at start. Same handle as startServer().
+ */
+export async function startBaseline({ dbFile, apiKey, posts = 10_000, contentChars = 800, readyTimeoutMs = 60_000 }) {
+  return startServer({
+    dataDir: path.dirname(dbFile),
+    apiKey,
+    entry: path.join(BENCH_DIR, 'baseline.mjs'),
+    env: { BASELINE_DB: dbFile, BASELINE_API_KEY: apiKey, BASELINE_POSTS: String(posts), BASELINE_CONTENT_CHARS: String(contentChars) },
+    readyTimeoutMs,
+  });
 }
 
 /** Resident set size of a process in MB (VmRSS of /proc/<pid>/status), or null. */
@@ -410,6 +428,14 @@ function summarizeCannon(title, r) {
 // Statistics and output
 // ---------------------------------------------------------------------------------------------
 
+/** The median of numbers (mean of the middle two for an even count), or null. */
+export function median(values) {
+  const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (!finite.length) return null;
+  const mid = finite.length >> 1;
+  return finite.length % 2 ? finite[mid] : (finite[mid - 1] + finite[mid]) / 2;
+}
+
 /** Nearest-rank percentile of numbers (p in 0..100). */
 export function percentile(values, p) {
   if (!values.length) return null;
@@ -547,8 +573,15 @@ export function textGenerator(seed = 7, vocabularySize = 8000) {
   };
   /** A content word of the given frequency band (rank range within the vocabulary). */
   const wordOfRank = (from, to) => vocabulary[Math.min(vocabulary.length - 1, from + Math.floor(random() * (to - from)))];
+  /** Paragraphs cut at a word boundary to about `chars` characters (within a few). */
+  const textOf = (chars) => {
+    const full = text(chars);
+    if (full.length <= chars) return full;
+    const cut = full.lastIndexOf(' ', chars - 1);
+    return `${full.slice(0, cut > chars / 2 ? cut : chars - 1).replace(/[\s.,?]+$/, '')}.`;
+  };
   const titleCase = (s) => s.replace(/\b\w/g, (c) => c.toUpperCase());
-  return { random, vocabulary, word, sentence, paragraph, text, wordOfRank, titleCase, content };
+  return { random, vocabulary, word, sentence, paragraph, text, textOf, wordOfRank, titleCase, content };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -602,24 +635,32 @@ const CATEGORIES = ['Technology', 'Food & Drink', 'Travel', 'Business', 'Science
 /**
  * Inserts `count` posts (markdown of ~`contentChars` characters, half of them published) with
  * raw statements in one transaction on `sqlite` (a better-sqlite3 connection, initDataDir's);
- * slugs are unique by construction. Returns their ids, oldest first.
+ * slugs are unique by construction. With `exactChars`, the content (heading included) is cut
+ * to about `contentChars` characters; else it is at least that long. With `title`, every post
+ * gets that one title and the slugs the service would give it in turn (`same-title`,
+ * `same-title-2`, ...). Afterwards the service's per-site counts are recomputed
+ * (recountPosts), since these inserts bypass the service. Returns their ids, oldest first.
  */
-export function seedPosts(sqlite, siteId, count, { contentChars = 2500, seed = 11 } = {}) {
+export function seedPosts(sqlite, siteId, count, { contentChars = 2500, exactChars = false, seed = 11, title: repeatedTitle = null } = {}) {
   const gen = textGenerator(seed, 4000);
   const insert = sqlite.prepare(
     `insert into posts (id, site_id, slug, title, description, content, category, tags, author_id, is_draft, visibility,
        published_at, generator_provider, generator_model, source_task_id, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, null, ?, 'public', ?, null, null, null, ?, ?)`,
   );
+  const slugOf = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  const repeatedSlug = repeatedTitle === null ? null : slugOf(repeatedTitle);
   const ids = [];
   const base = Date.now() - count * 60_000;
   sqlite.transaction(() => {
     for (let i = 0; i < count; i++) {
       const id = randomUUID();
       const words = [gen.content(), gen.content(), gen.content()];
-      const title = `${gen.titleCase(words.join(' '))} ${i + 1}`;
-      const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-      const content = `# ${title}\n\n${gen.text(contentChars).replace(/\n\n/, '\n\n## Overview\n\n')}`;
+      const title = repeatedTitle ?? `${gen.titleCase(words.join(' '))} ${i + 1}`;
+      const slug = repeatedSlug === null ? slugOf(title) : i === 0 ? repeatedSlug : `${repeatedSlug}-${i + 1}`;
+      const heading = `# ${title}\n\n`;
+      const body = exactChars ? gen.textOf(Math.max(100, contentChars - heading.length)) : gen.text(contentChars);
+      const content = `${heading}${body.replace(/\n\n/, '\n\n## Overview\n\n')}`;
       const published = i % 2 === 0;
       const created = base + i * 60_000;
       insert.run(
@@ -629,7 +670,26 @@ export function seedPosts(sqlite, siteId, count, { contentChars = 2500, seed = 1
       ids.push(id);
     }
   })();
+  recountPosts(sqlite);
   return ids;
+}
+
+/**
+ * Recomputes the service's per-site post counts (post_counts: drafts, public, unlisted, kept
+ * by the service on every write) from the posts table, after seeding that bypassed the
+ * service. A no-op on a schema without that table. Returns whether it ran.
+ */
+export function recountPosts(sqlite) {
+  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'post_counts'").get();
+  if (!table) return false;
+  sqlite
+    .prepare(
+      `insert or replace into post_counts (site_id, drafts, public, unlisted)
+       select site_id, sum(is_draft), sum(is_draft = 0 and visibility = 'public'), sum(is_draft = 0 and visibility = 'unlisted')
+         from posts group by site_id`,
+    )
+    .run();
+  return true;
 }
 
 /**

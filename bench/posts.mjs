@@ -1,159 +1,327 @@
-// npm run bench: HTTP throughput and latency of the posts API on a site with 10,000 posts.
+// npm run bench: the posts API measured side by side with a bare "stack limit" baseline
+// (bench/baseline.mjs: Fastify 5 + better-sqlite3 in WAL, a SHA-256-hashed Bearer key looked up
+// in SQLite on every request, GET /posts/:id and POST /posts with a JSON schema, 10,000 seeded
+// posts of about 800 characters), both started in the same run on this machine.
 //
-// Seeds a temporary data folder with 10,000 posts, starts the built server on it, then drives it
-// with autocannon over loopback (50 connections, BENCH_DURATION s per route, default 8):
-// GET /health, GET one post (rotating ids), GET a list page (varying page), POST a post
-// (distinct titles), and GET /health again to see drift on this noisy machine.
-// Targets: GET one post >= 0.7x /health req/s, POST >= 0.4x, no error responses, RSS < 200 MB.
+// The service's data folder is seeded with raw SQL before it starts (posts of about 800
+// characters, like the baseline's; the per-site counts recomputed after), on three sites:
+//   A  10,000 posts with distinct titles: GET one post, a list page (20 of 10,000), POST;
+//   B  10,000 posts titled "same-title" (slugs same-title, same-title-2, ...): POST the same
+//      title again, at 10,000 existing collisions;
+//   C  100,000 posts titled "same-title": a list page (20 of 100,000), POST the same title at
+//      100,000 collisions.
+// Every run is autocannon, 50 connections, BENCH_DURATION s (default 10) over loopback. Each
+// route is measured A/B alternately (service, baseline, ...; the order reversed every other
+// round) and reported as medians of the rounds: 3 rounds, 2 for the 100,000-post cases and 1
+// for /health to keep the whole run near 5 minutes. Reads run before any write, so the lists
+// are of exactly 10,000 and 100,000 posts; list pages rotate over pages 1-500 (the newest
+// 10,000 posts) at both sizes, so the two differ only in the site's size; a one-request-at-a-
+// time probe prints a page's latency by depth (pages 1, 250, 500, and 5,000 of 100,000), since
+// offset pagination skips `offset` index entries whatever the counts cost.
+//
+// Targets (issue 11): GET one post >= 0.8x the baseline with p99 <= 10 ms; POST >= 0.7x the
+// baseline; POST with one repeated title >= 0.9x POST with distinct titles at 10,000 and at
+// 100,000 collisions; a list page >= 0.5x GET one post; no error responses.
 
-import {
-  apiClient, cannon, cpuSeconds, initDataDir, makeApiKey, peakRssMb, printResult, printTable, ratio, round, rssMb, runBench,
-  seedPosts, startServer, tempDir, textGenerator, verdict,
-} from './lib.mjs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import {
+  apiClient, cannon, cpuSeconds, initDataDir, makeApiKey, median, peakRssMb, printResult, printTable, ratio, round, rssMb,
+  runBench, seedPosts, sleep, startBaseline, startServer, tempDir, textGenerator, verdict,
+} from './lib.mjs';
 
 const POSTS = 10_000;
+const LARGE = 100_000;
+const CONTENT_CHARS = 800;
+const REPEATED_TITLE = 'same-title';
 const CONNECTIONS = 50;
-const DURATION = Math.min(Math.max(Number(process.env.BENCH_DURATION) || 8, 2), 20);
+const DURATION = Math.min(Math.max(Number(process.env.BENCH_DURATION) || 10, 1), 30);
+const ROUNDS = 3;
+const ROUNDS_LARGE = 2;
+const ROUNDS_HEALTH = 1;
+const LIST_PAGES = 500;
 
-await runBench('bench/posts', async () => {
-  const dataDir = tempDir();
-  const apiKey = makeApiKey();
+// Health 2 runs, reads and writes 9 each, the 100,000-post cases 3 per round; plus seeding.
+const plannedRuns = 2 * ROUNDS_HEALTH + 9 + 9 + 3 * ROUNDS_LARGE;
 
-  let t0 = performance.now();
-  const data = await initDataDir(dataDir, apiKey);
-  const { siteId } = data;
-  const ids = seedPosts(data.sqlite, siteId, POSTS);
-  await data.close();
-  const seedMs = performance.now() - t0;
-  console.log(`seeded ${ids.length} posts in ${round(seedMs / 1000, 1)} s`);
+await runBench(
+  'bench/posts',
+  async () => {
+    console.log(
+      `plan: ${plannedRuns} runs of ${DURATION} s (~${Math.round((plannedRuns * (DURATION + 0.5)) / 60 * 10) / 10} min of load) + seeding; ` +
+        `${ROUNDS} A/B rounds per route, ${ROUNDS_LARGE} for the ${LARGE.toLocaleString('en-US')}-post cases, ${ROUNDS_HEALTH} for /health`,
+    );
+    const dataDir = tempDir();
+    const baselineDir = tempDir('blog-bench-baseline-');
+    const apiKey = makeApiKey();
+    const baselineKey = makeApiKey();
 
-  t0 = performance.now();
-  const server = await startServer({ dataDir, apiKey });
-  console.log(`server pid ${server.pid} ready on ${server.baseUrl} in ${round(performance.now() - t0, 0)} ms (RSS ${rssMb(server.pid)} MB)`);
-  const api = apiClient(server, apiKey);
+    // --- Seeding ------------------------------------------------------------------------------
+    let t0 = performance.now();
+    const data = await initDataDir(dataDir, apiKey);
+    const siteA = data.siteId;
+    const siteB = await data.app.sites.create('Bench Repeats 10k');
+    const siteC = await data.app.sites.create('Bench Repeats 100k');
+    const idsA = seedPosts(data.sqlite, siteA, POSTS, { contentChars: CONTENT_CHARS, exactChars: true });
+    seedPosts(data.sqlite, siteB.site.id, POSTS, { contentChars: CONTENT_CHARS, exactChars: true, title: REPEATED_TITLE, seed: 12 });
+    seedPosts(data.sqlite, siteC.site.id, LARGE, { contentChars: CONTENT_CHARS, exactChars: true, title: REPEATED_TITLE, seed: 13 });
+    const hasCounts = Boolean(data.sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'post_counts'").get());
+    const hasCounters = Boolean(data.sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'slug_counters'").get());
+    const avgChars = data.sqlite.prepare('select round(avg(length(content))) from posts').pluck().get();
+    await data.close();
+    const seedMs = performance.now() - t0;
+    console.log(
+      `seeded ${(POSTS * 2 + LARGE).toLocaleString('en-US')} posts (site A ${POSTS} distinct titles, B ${POSTS} and C ${LARGE} titled "${REPEATED_TITLE}"; ` +
+        `content ${avgChars} characters on average) in ${round(seedMs / 1000, 1)} s; post_counts ${hasCounts ? 'recounted' : 'absent'}, ` +
+        `slug_counters ${hasCounters ? 'present (left to the service)' : 'absent'}`,
+    );
 
-  // Sanity checks: the routes answer what the benchmark expects before it measures them.
-  const one = await api.get(`/api/v1/posts/${ids[0]}`);
-  if (one.status !== 200 || one.json().data.post.id !== ids[0]) throw new Error(`GET one post: ${one.status} ${one.text.slice(0, 300)}`);
-  const list = await api.get('/api/v1/posts?page=3&limit=20');
-  const listed = list.json().data;
-  if (list.status !== 200 || listed.posts.length !== 20 || listed.pagination.total !== POSTS) {
-    throw new Error(`GET list: ${list.status} ${list.text.slice(0, 300)}`);
-  }
-  const created = await api.post('/api/v1/posts', { title: 'Sanity check post', content: '# Hello' });
-  if (created.status !== 201) throw new Error(`POST: ${created.status} ${created.text.slice(0, 300)}`);
+    // --- Servers ------------------------------------------------------------------------------
+    t0 = performance.now();
+    const [service, baseline] = await Promise.all([
+      startServer({ dataDir, apiKey }),
+      startBaseline({ dbFile: path.join(baselineDir, 'baseline.db'), apiKey: baselineKey, posts: POSTS, contentChars: CONTENT_CHARS }),
+    ]);
+    console.log(
+      `service pid ${service.pid} on ${service.baseUrl}, baseline pid ${baseline.pid} on ${baseline.baseUrl}, ready in ${round(performance.now() - t0, 0)} ms ` +
+        `(RSS ${rssMb(service.pid)} / ${rssMb(baseline.pid)} MB)`,
+    );
+    const apiA = apiClient(service, apiKey);
+    const apiB = apiClient(service, siteB.key);
+    const apiC = apiClient(service, siteC.key);
+    const base = apiClient(baseline, baselineKey);
+    const baselineIds = (() => {
+      const db = new Database(path.join(baselineDir, 'baseline.db'), { readonly: true });
+      try {
+        return db.prepare('select id from posts order by rowid').pluck().all();
+      } finally {
+        db.close();
+      }
+    })();
 
-  // Rotate among 500 posts spread over the table; pages 1..500 of 20 cover all 10,000.
-  const rotation = Array.from({ length: 500 }, (_, i) => ids[(i * 7919) % ids.length]);
-  let getIndex = 0;
-  let pageIndex = 0;
-  let titleCounter = 0;
-  const gen = textGenerator(99, 3000);
-  const bodies = Array.from({ length: 64 }, () => ({
-    words: `${gen.content()} ${gen.content()}`,
-    content: `## ${gen.titleCase(gen.content())}\n\n${gen.text(1500)}`,
-    description: gen.sentence(),
-  }));
+    // --- Sanity checks: each route answers what the benchmark expects before it is measured ---
+    const check = (what, ok, response) => {
+      if (!ok) throw new Error(`${what}: ${response.status} ${response.text.slice(0, 400)}`);
+    };
+    const one = await apiA.get(`/api/v1/posts/${idsA[0]}`);
+    check('service GET one post', one.status === 200 && one.json().data.post.id === idsA[0], one);
+    const baseOne = await base.get(`/posts/${baselineIds[0]}`);
+    check('baseline GET one post', baseOne.status === 200 && baseOne.json().id === baselineIds[0], baseOne);
+    const total = async (api) => {
+      const response = await api.get('/api/v1/posts?limit=1&status=all');
+      check('service list total', response.status === 200, response);
+      return response.json().data.pagination.total;
+    };
+    for (const [name, api, expected] of [['A', apiA, POSTS], ['B', apiB, POSTS], ['C', apiC, LARGE]]) {
+      const list = await api.get('/api/v1/posts?page=3&limit=20');
+      const listed = list.status === 200 ? list.json().data : null;
+      check(`service list of site ${name} (expected 20 posts of ${expected})`, listed?.posts.length === 20 && listed.pagination.total === expected, list);
+    }
+    console.log(
+      `GET one post: service ${one.text.length} bytes, baseline ${baseOne.text.length} bytes; list pages show the seeded totals (${POSTS}, ${POSTS}, ${LARGE})`,
+    );
 
-  const routes = [
-    { title: 'GET /health', path: '/health' },
-    {
-      title: 'GET /api/v1/posts/:id',
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/posts/${rotation[getIndex++ % rotation.length]}` }) }],
-    },
-    {
-      title: 'GET /api/v1/posts?page=N&limit=20',
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: `/api/v1/posts?page=${1 + ((pageIndex++ * 37) % 500)}&limit=20` }) }],
-    },
-    {
-      title: 'POST /api/v1/posts',
-      requests: [
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: api.auth.authorization },
-          setupRequest: (req) => {
-            const n = titleCounter++;
-            const b = bodies[n % bodies.length];
-            return {
-              ...req,
-              path: '/api/v1/posts',
-              body: JSON.stringify({ title: `${b.words} bench ${n}`, description: b.description, content: b.content, tags: ['bench', `t${n % 10}`], category: 'Bench' }),
-            };
-          },
-        },
-      ],
-    },
-    { title: 'GET /health (again)', path: '/health' },
-  ];
+    // --- Workloads ----------------------------------------------------------------------------
+    const gen = textGenerator(99, 3000);
+    const bodies = Array.from({ length: 64 }, () => ({ words: `${gen.content()} ${gen.content()}`, content: `## ${gen.titleCase(gen.content())}\n\n${gen.textOf(CONTENT_CHARS - 40)}` }));
+    let counter = 0;
+    const postBody = (title) => {
+      const n = counter++;
+      const b = bodies[n % bodies.length];
+      return JSON.stringify({ title: title ?? `${b.words} bench ${n}`, content: b.content, tags: ['bench', `t${n % 10}`] });
+    };
+    const rotate = (ids) => {
+      // 500 posts spread over the table.
+      const rotation = Array.from({ length: 500 }, (_, i) => ids[(i * 7919) % ids.length]);
+      let i = 0;
+      return () => rotation[i++ % rotation.length];
+    };
+    const nextA = rotate(idsA);
+    const nextBase = rotate(baselineIds);
+    let pageIndex = 0;
+    const nextPage = () => 1 + ((pageIndex++ * 37) % LIST_PAGES);
 
-  // Warm-up (JIT, SQLite page cache), not reported.
-  await cannon({ server, apiKey, title: 'warm-up', path: '/health', connections: CONNECTIONS, duration: 1 });
-  await cannon({ server, apiKey, title: 'warm-up', path: `/api/v1/posts/${ids[1]}`, connections: 10, duration: 2 });
+    const get = (pathOf) => [{ method: 'GET', setupRequest: (req) => ({ ...req, path: pathOf() }) }];
+    const post = (urlPath, key, title) => [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        setupRequest: (req) => ({ ...req, path: urlPath, body: postBody(title) }),
+      },
+    ];
+    const W = {
+      healthService: { route: 'GET /health', who: 'service', server: service, path: '/health' },
+      healthBaseline: { route: 'GET /health', who: 'baseline', server: baseline, path: '/health' },
+      getService: { route: 'GET one post', who: 'service', server: service, key: apiKey, requests: get(() => `/api/v1/posts/${nextA()}`) },
+      getBaseline: { route: 'GET one post', who: 'baseline', server: baseline, key: baselineKey, requests: get(() => `/posts/${nextBase()}`) },
+      list10k: { route: `GET a list page (20 of ${POSTS.toLocaleString('en-US')})`, who: 'service', server: service, key: apiKey, requests: get(() => `/api/v1/posts?page=${nextPage()}&limit=20`) },
+      list100k: { route: `GET a list page (20 of ${LARGE.toLocaleString('en-US')})`, who: 'service', server: service, key: siteC.key, requests: get(() => `/api/v1/posts?page=${nextPage()}&limit=20`) },
+      postService: { route: 'POST a post, distinct titles', who: 'service', server: service, requests: post('/api/v1/posts', apiKey) },
+      postBaseline: { route: 'POST a post, distinct titles', who: 'baseline', server: baseline, requests: post('/posts', baselineKey) },
+      same10k: { route: `POST the same title (${POSTS.toLocaleString('en-US')} collisions)`, who: 'service', server: service, requests: post('/api/v1/posts', siteB.key, REPEATED_TITLE), collisions: apiB },
+      postService2: { route: 'POST a post, distinct titles (beside 100k)', who: 'service', server: service, requests: post('/api/v1/posts', apiKey) },
+      same100k: { route: `POST the same title (${LARGE.toLocaleString('en-US')} collisions)`, who: 'service', server: service, requests: post('/api/v1/posts', siteC.key, REPEATED_TITLE), collisions: apiC },
+    };
+    const runs = Object.fromEntries(Object.keys(W).map((k) => [k, []]));
 
-  const results = [];
-  for (const route of routes) {
-    const cpuBefore = cpuSeconds(server.pid);
-    const result = await cannon({ server, apiKey, title: route.title, path: route.path, requests: route.requests, connections: CONNECTIONS, duration: DURATION });
-    const cpu = cpuSeconds(server.pid) - cpuBefore;
-    // Server CPU per request is less sensitive to this noisy machine than req/s.
-    result.serverCpuPct = round((100 * cpu) / result.seconds, 0);
-    result.serverCpuUsPerReq = result.requests ? round((cpu * 1e6) / result.requests, 0) : null;
-    results.push(result);
-    console.log(`${route.title.padEnd(36)} ${String(result.rps).padStart(7)} req/s  p99 ${result.p99Ms} ms  non2xx ${result.non2xx}  errors ${result.errors}  server CPU ${result.serverCpuPct}% (${result.serverCpuUsPerReq} us/req)`);
-  }
-  const rssAfter = rssMb(server.pid);
-  const rssPeak = peakRssMb(server.pid);
-  const countAfter = (await api.get('/api/v1/posts?limit=1&status=all')).json().data.pagination.total;
-  const warnings = server.warnings();
-  const stopped = await server.stop();
+    const run = async (name, { duration = DURATION, connections = CONNECTIONS, quiet = false } = {}) => {
+      const w = W[name];
+      // A moment for the previous run's last answers (and a WAL checkpoint) to drain.
+      await sleep(300);
+      const collisionsBefore = w.collisions ? await total(w.collisions) : null;
+      const cpuBefore = cpuSeconds(w.server.pid);
+      const result = await cannon({ server: w.server, apiKey: w.key, title: `${w.route} [${w.who}]`, path: w.path, requests: w.requests, connections, duration });
+      if (!w.server.running) {
+        throw new Error(`the ${w.who} (pid ${w.server.pid}) exited during "${w.route}": ${JSON.stringify(await w.server.exited)}`);
+      }
+      const cpuAfter = cpuSeconds(w.server.pid);
+      const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+      result.serverCpuUsPerReq = result.requests && cpu !== null ? round((cpu * 1e6) / result.requests, 0) : null;
+      if (w.collisions) result.collisions = [collisionsBefore, await total(w.collisions)];
+      if (quiet) return result;
+      runs[name].push(result);
+      console.log(
+        `  ${`${w.route} [${w.who}]`.padEnd(58)} ${String(result.rps).padStart(7)} req/s  p99 ${String(result.p99Ms).padStart(4)} ms  ` +
+          `srv ${result.serverCpuUsPerReq} us/req  non2xx ${result.non2xx}  errors ${result.errors + result.timeouts}` +
+          (result.collisions ? `  posts titled "${REPEATED_TITLE}": ${result.collisions[0]} -> ${result.collisions[1]}` : ''),
+      );
+      return result;
+    };
+    /** `rounds` rounds over `names`, the order reversed every other round (A B C, C B A, ...). */
+    const alternate = async (title, names, rounds) => {
+      console.log(`\n${title}`);
+      for (let r = 0; r < rounds; r++) for (const name of r % 2 ? [...names].reverse() : names) await run(name);
+    };
 
-  const [health1, getOne, listPage, postOne, health2] = results;
-  const healthRps = (health1.rps + health2.rps) / 2;
-  const failures = results.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0);
-  const targets = {
-    getOneRatio: { target: '>= 0.7x /health', value: ratio(getOne.rps, healthRps), ok: ratio(getOne.rps, healthRps) >= 0.7 },
-    postRatio: { target: '>= 0.4x /health', value: ratio(postOne.rps, healthRps), ok: ratio(postOne.rps, healthRps) >= 0.4 },
-    noErrors: { target: '0 non-2xx/errors', value: failures, ok: failures === 0 },
-    rss: { target: '< 200 MB', value: rssAfter, ok: rssAfter !== null && rssAfter < 200 },
-  };
+    // Warm-up (JIT, SQLite page cache), not reported.
+    for (const name of ['healthService', 'healthBaseline']) await run(name, { duration: 1, quiet: true });
+    for (const name of ['getService', 'getBaseline']) await run(name, { duration: 2, connections: 10, quiet: true });
+    await run('list10k', { duration: 1, quiet: true });
 
-  printTable(
-    `Posts API, ${POSTS.toLocaleString('en-US')} seeded posts, ${CONNECTIONS} connections, ${DURATION} s per route (loopback, ${process.env.npm_config_user_agent ? 'npm' : 'node'})`,
-    results.map((r) => ({
-      route: r.title,
-      'req/s': r.rps,
-      'x /health': ratio(r.rps, healthRps),
-      'p50 ms': r.p50Ms,
-      'p99 ms': r.p99Ms,
-      'max ms': r.maxMs,
-      requests: r.requests,
-      'srv CPU %': r.serverCpuPct,
-      'srv us/req': r.serverCpuUsPerReq,
-      non2xx: r.non2xx,
-      errors: r.errors + r.timeouts,
-    })),
-  );
-  printTable(
-    'Targets',
-    Object.entries(targets).map(([name, t]) => ({ check: name, target: t.target, measured: t.value, verdict: verdict(t.ok) })),
-  );
-  console.log(`\n/health req/s used for ratios: ${round(healthRps, 0)} (mean of first ${health1.rps} and last ${health2.rps})`);
-  console.log(`server RSS after run ${rssAfter} MB (peak ${rssPeak} MB); posts after run: ${countAfter}; server warn/error log lines: ${warnings.warn}/${warnings.error}; stop: ${stopped.graceful ? 'graceful' : 'SIGKILL'}`);
+    // Reads first: no write has touched the sites yet.
+    await alternate(`GET /health, ${ROUNDS_HEALTH} round(s)`, ['healthService', 'healthBaseline'], ROUNDS_HEALTH);
+    await alternate(`GET one post and a list page of ${POSTS.toLocaleString('en-US')}, ${ROUNDS} rounds`, ['getService', 'getBaseline', 'list10k'], ROUNDS);
+    await run('list100k', { duration: 1, quiet: true });
+    // Where a list page's time goes by depth: offset pagination skips `offset` index entries.
+    const depth = {};
+    for (const [name, api, pages] of [['10k', apiA, [1, 250, 500]], ['100k', apiC, [1, 250, 500, 5000]]]) {
+      depth[name] = {};
+      for (const page of pages) {
+        const times = [];
+        for (let i = 0; i < 40; i++) times.push((await api.get(`/api/v1/posts?page=${page}&limit=20`)).ms);
+        depth[name][page] = round(median(times), 2);
+      }
+    }
+    console.log(
+      `\nlist page latency by depth, one request at a time (median ms): ${Object.entries(depth)
+        .map(([name, pages]) => `${name}: ${Object.entries(pages).map(([page, ms]) => `page ${page} ${ms}`).join(', ')}`)
+        .join('; ')}`,
+    );
+    await alternate(`A list page of ${LARGE.toLocaleString('en-US')}, ${ROUNDS_LARGE} rounds (fewer, to keep the run short)`, ['list100k'], ROUNDS_LARGE);
 
-  printResult('posts', {
-    posts: POSTS,
-    connections: CONNECTIONS,
-    durationSec: DURATION,
-    seedSec: round(seedMs / 1000, 2),
-    healthRps: round(healthRps, 0),
-    routes: results,
-    ratios: { getOne: ratio(getOne.rps, healthRps), list: ratio(listPage.rps, healthRps), post: ratio(postOne.rps, healthRps) },
-    failures,
-    rssAfterMb: rssAfter,
-    rssPeakMb: rssPeak,
-    postsAfter: countAfter,
-    serverLog: warnings,
-    targets: Object.fromEntries(Object.entries(targets).map(([k, t]) => [k, { ...t }])),
-  });
-});
+    // Writes. The first POST of the repeated title on a site may count its collisions once.
+    const created = await apiA.post('/api/v1/posts', { title: 'Sanity check post', content: '# Hello', tags: ['bench'] });
+    check('service POST', created.status === 201, created);
+    const baseCreated = await base.post('/posts', { title: 'Sanity check post', content: '# Hello', tags: ['bench'] });
+    check('baseline POST', baseCreated.status === 201 && baseCreated.json().title === 'Sanity check post', baseCreated);
+    const firstSlugs = {};
+    for (const [name, api] of [['B', apiB], ['C', apiC]]) {
+      const t = performance.now();
+      const response = await api.post('/api/v1/posts', { title: REPEATED_TITLE, content: '# Again', tags: ['bench'] });
+      check(`service POST of "${REPEATED_TITLE}" on site ${name}`, response.status === 201 && response.json().data.post.slug.startsWith(`${REPEATED_TITLE}-`), response);
+      firstSlugs[name] = `${response.json().data.post.slug} in ${round(performance.now() - t, 1)} ms`;
+    }
+    console.log(`\nfirst POST of "${REPEATED_TITLE}": site B -> ${firstSlugs.B}, site C -> ${firstSlugs.C}`);
+    for (const name of ['postService', 'postBaseline', 'same10k']) await run(name, { duration: 1, quiet: true });
+    await alternate(`POST, distinct titles and one repeated title (${POSTS.toLocaleString('en-US')} collisions), ${ROUNDS} rounds`, ['postService', 'postBaseline', 'same10k'], ROUNDS);
+    await alternate(
+      `POST, one repeated title (${LARGE.toLocaleString('en-US')} collisions) and distinct titles, ${ROUNDS_LARGE} rounds (fewer, to keep the run short)`,
+      ['same100k', 'postService2'],
+      ROUNDS_LARGE,
+    );
+
+    const rssService = rssMb(service.pid);
+    const rssServicePeak = peakRssMb(service.pid);
+    const rssBaseline = rssMb(baseline.pid);
+    const warnings = service.warnings();
+    const [stopped] = await Promise.all([service.stop(), baseline.stop()]);
+
+    // --- Report -------------------------------------------------------------------------------
+    const med = (name, field = 'rps') => median(runs[name].map((r) => r[field]));
+    const m = Object.fromEntries(Object.keys(W).map((k) => [k, { rps: med(k), p99: med(k, 'p99Ms'), cpu: med(k, 'serverCpuUsPerReq') }]));
+    const baselineOf = {
+      healthService: 'healthBaseline', getService: 'getBaseline', postService: 'postBaseline', same10k: 'postBaseline', same100k: 'postBaseline',
+      postService2: 'postBaseline',
+    };
+    const failures = Object.values(runs).flat().reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0);
+    printTable(
+      `Posts API beside the baseline: ${CONNECTIONS} connections, ${DURATION} s per run, medians of the rounds (loopback)`,
+      Object.keys(W).map((k) => ({
+        route: W[k].route,
+        server: W[k].who,
+        rounds: runs[k].length,
+        'req/s': round(m[k].rps, 0),
+        'p99 ms': m[k].p99,
+        'x baseline': baselineOf[k] ? ratio(m[k].rps, m[baselineOf[k]].rps, 2) : null,
+        'x GET one': k.startsWith('list') ? ratio(m[k].rps, m.getService.rps, 2) : null,
+        'x distinct': k === 'same10k' ? ratio(m[k].rps, m.postService.rps, 2) : k === 'same100k' ? ratio(m[k].rps, m.postService2.rps, 2) : null,
+        'srv us/req': m[k].cpu,
+        'req/s per round': runs[k].map((r) => r.rps).join(' '),
+        'non2xx+err': runs[k].reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+      })),
+    );
+
+    const ratios = {
+      getVsBaseline: ratio(m.getService.rps, m.getBaseline.rps),
+      postVsBaseline: ratio(m.postService.rps, m.postBaseline.rps),
+      same10kVsDistinct: ratio(m.same10k.rps, m.postService.rps),
+      same100kVsDistinct: ratio(m.same100k.rps, m.postService2.rps),
+      list10kVsGet: ratio(m.list10k.rps, m.getService.rps),
+      list100kVsGet: ratio(m.list100k.rps, m.getService.rps),
+    };
+    const target = (value, ok, text) => ({ target: text, measured: value, verdict: verdict(value === null ? null : ok) });
+    const targets = {
+      'GET one post vs baseline': target(ratios.getVsBaseline, ratios.getVsBaseline >= 0.8, '>= 0.8'),
+      'GET one post p99 (ms)': target(m.getService.p99, m.getService.p99 <= 10, '<= 10'),
+      'POST vs baseline': target(ratios.postVsBaseline, ratios.postVsBaseline >= 0.7, '>= 0.7'),
+      [`POST same title vs distinct, ${POSTS / 1000}k collisions`]: target(ratios.same10kVsDistinct, ratios.same10kVsDistinct >= 0.9, '>= 0.9'),
+      [`POST same title vs distinct, ${LARGE / 1000}k collisions`]: target(ratios.same100kVsDistinct, ratios.same100kVsDistinct >= 0.9, '>= 0.9'),
+      [`list page (${POSTS / 1000}k) vs GET one post`]: target(ratios.list10kVsGet, ratios.list10kVsGet >= 0.5, '>= 0.5'),
+      [`list page (${LARGE / 1000}k) vs GET one post`]: target(ratios.list100kVsGet, ratios.list100kVsGet >= 0.5, '>= 0.5'),
+      'error responses': target(failures, failures === 0, '0'),
+    };
+    printTable('Targets (issue 11)', Object.entries(targets).map(([check, t]) => ({ check, ...t })));
+    const collisionsOf = (k) => runs[k].map((r) => r.collisions.join('->')).join(', ');
+    console.log(
+      `\nThe ${LARGE.toLocaleString('en-US')}-post cases ran ${ROUNDS_LARGE} rounds and /health ${ROUNDS_HEALTH}, the others ${ROUNDS}, to keep the run short. ` +
+        `"same title ... vs distinct" at ${LARGE / 1000}k compares with the distinct-title runs alternated with it; list ratios use the GET one post median.`,
+    );
+    console.log(`posts titled "${REPEATED_TITLE}" before -> after each run: site B ${collisionsOf('same10k')}; site C ${collisionsOf('same100k')}`);
+    console.log(
+      `service RSS after run ${rssService} MB (peak ${rssServicePeak} MB), baseline ${rssBaseline} MB; service warn/error log lines: ${warnings.warn}/${warnings.error}; ` +
+        `stop: ${stopped.graceful ? 'graceful' : 'SIGKILL'}`,
+    );
+
+    printResult('posts', {
+      posts: POSTS,
+      largePosts: LARGE,
+      contentChars: avgChars,
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+      rounds: { default: ROUNDS, large: ROUNDS_LARGE, health: ROUNDS_HEALTH },
+      seedSec: round(seedMs / 1000, 2),
+      medians: m,
+      ratios,
+      listLatencyByDepthMs: depth,
+      runs,
+      failures,
+      rssServiceMb: rssService,
+      rssServicePeakMb: rssServicePeak,
+      rssBaselineMb: rssBaseline,
+      serverLog: warnings,
+      targets,
+    });
+  },
+  { timeLimitMs: (150 + (plannedRuns + 6) * (DURATION + 1)) * 1000 },
+);
