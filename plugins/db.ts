@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
-import { openDatabase, type DbHandle } from '../src/db/client.js';
+import { SERVER_BUSY_TIMEOUT_MS, openDatabase, type DbHandle } from '../src/db/client.js';
 import { bootstrapFirstSite } from '../src/sites/keys.js';
 
 declare module 'fastify' {
@@ -25,7 +25,7 @@ export interface DbPluginOptions {
 /** Opens the database (applying migrations), shares it and the configuration, closes it last. */
 export default fp(
   async function dbPlugin(app: FastifyInstance, opts: DbPluginOptions) {
-    const handle = openDatabase(opts.config.dataDir);
+    const handle = openDatabase(opts.config.dataDir, { busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
     app.addHook('onClose', async () => handle.close());
     app.decorate('config', opts.config);
     app.decorate('database', handle);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES as HTTP_STATUS_TEXT } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, type ErrorDetail } from '../src/errors.js';
+import { AppError, DATABASE_BUSY_RETRY_AFTER_S, databaseBusy, insufficientStorage, isDatabaseBusy, isStorageFull, type ErrorDetail } from '../src/errors.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -39,15 +41,18 @@ const FASTIFY_ERRORS: Record<string, { statusCode: number; code: string; message
 
 const STATUS_CODES: Record<number, string> = {
   400: 'BAD_REQUEST',
-  414: 'URI_TOO_LONG',
   401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
   406: 'NOT_ACCEPTABLE',
   408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
 };
 
 function validationDetails(error: FastifyError): ErrorDetail[] {
@@ -64,6 +69,9 @@ export function describe(error: FastifyError | AppError | Error): ErrorBody {
   if (error instanceof AppError) {
     return { statusCode: error.statusCode, code: error.code, message: error.message, details: error.details };
   }
+  // The machine's condition, not the request's nor a bug: said as such, in the envelope.
+  if (isStorageFull(error)) return describe(insufficientStorage());
+  if (isDatabaseBusy(error)) return describe(databaseBusy());
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const details = validationDetails(fastifyError);
@@ -85,7 +93,66 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, body: Er
   // Also here, not only in the onRequest hook: errors raised before routing skip the hooks.
   reply.header('X-Request-Id', request.id);
   if (body.statusCode === 401) reply.header('WWW-Authenticate', 'Bearer');
+  if (body.code === 'DATABASE_BUSY') reply.header('Retry-After', String(DATABASE_BUSY_RETRY_AFTER_S));
+  // Refused before its body was read (a full disk mid-upload, a quota): the rest of the body
+  // cannot be told apart from a next request on this connection, so the connection ends.
+  if (request.raw.complete === false) reply.header('Connection', 'close');
   return reply.code(body.statusCode).type('application/json; charset=utf-8').send({ success: false, error });
+}
+
+/** The request's connection ended before the request did (an aborted upload, a closed tab). */
+function clientWentAway(request: FastifyRequest, error: FastifyError): boolean {
+  const raw = request.raw;
+  if (raw.complete) return false;
+  return raw.aborted || raw.destroyed || raw.socket?.destroyed === true || error.code === 'ECONNRESET' || error.message === 'aborted';
+}
+
+/** Envelope of an error Node's HTTP parser raises before a request exists (see clientErrorHandler). */
+function describeClientError(error: NodeJS.ErrnoException): ErrorBody {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { statusCode: 408, code: 'REQUEST_TIMEOUT', message: 'The request was not received in time: headers and body must arrive within the request timeout' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { statusCode: 431, code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large' };
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_STRICT':
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'Malformed chunked transfer encoding' };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'Invalid Content-Length header' };
+    case 'HPE_INVALID_METHOD':
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'Unknown HTTP method' };
+    default:
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'Malformed HTTP request' };
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: errors of Node's HTTP parser (headers too large, malformed
+ * chunked encoding, a bad Content-Length, a request that took longer than REQUEST_TIMEOUT_MS)
+ * come before any request or hook, so they are answered here, on the socket, in the same
+ * envelope and with an X-Request-Id; then the connection is closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const body = describeClientError(error);
+  const requestId = randomUUID();
+  this.log.debug({ err: error, requestId }, 'malformed or incomplete request refused');
+  // A response already under way (headers sent) cannot be replaced: just close.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const payload = JSON.stringify({ success: false, error: { code: body.code, message: body.message, requestId } });
+    socket.write(
+      `HTTP/1.1 ${body.statusCode} ${HTTP_STATUS_TEXT[body.statusCode] ?? 'Bad Request'}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(payload)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
+        'Connection: close\r\n\r\n' +
+        payload,
+    );
+  }
+  socket.destroy(error);
 }
 
 /**
@@ -100,8 +167,17 @@ export default fp(
     });
 
     app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (clientWentAway(request, error)) {
+        // Nobody is left to answer: a client that hangs up mid-upload is not a server fault.
+        request.log.info({ reason: error.message }, 'client went away before the request was complete');
+        return sendError(reply, request, { statusCode: 400, code: 'BAD_REQUEST', message: 'The client closed the connection before the request was complete' });
+      }
       const body = describe(error);
-      if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      if (body.code === 'INSUFFICIENT_STORAGE') {
+        request.server.readiness?.noteStorageFull();
+        request.log.warn({ err: error }, 'request refused: the disk is full');
+      } else if (body.code === 'DATABASE_BUSY') request.log.warn({ err: error }, 'request refused: the database is locked');
+      else if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.debug({ err: error }, 'request refused');
       return sendError(reply, request, body);
     });

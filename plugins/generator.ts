@@ -15,7 +15,9 @@ export default fp(
   async function generatorPlugin(app: FastifyInstance, opts: { generator?: AppGenerator }) {
     const generator = opts.generator ?? new GeneratorService(app.config, app.log);
     app.decorate('generator', generator);
-    app.decorate('readiness', new ReadinessService(app.database, generator));
+    const readiness = new ReadinessService(app.database, generator);
+    if (app.hasDecorator('indexer')) readiness.watchIndexer(() => app.indexer.status());
+    app.decorate('readiness', readiness);
   },
   { name: 'generator', dependencies: ['db'] },
 );

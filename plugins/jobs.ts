@@ -5,6 +5,7 @@ import { JobLoop, type Clock, type JobHandler } from '../src/jobs/loop.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { TaskService } from '../src/tasks/service.js';
+import { WEBHOOK_DELIVERY } from '../src/webhooks/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,7 +33,8 @@ export interface JobsPluginOptions {
 export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
     const { config } = app;
-    const queue = new JobQueue(app.database.db);
+    // Webhook deliveries run in their own loop (plugins/webhooks.ts): never behind a generation, nor in its slots.
+    const queue = new JobQueue(app.database.db, { except: [WEBHOOK_DELIVERY] });
     const deps = { knowledge: app.knowledge, generator: app.generator, posts: app.posts };
     const handlers = [generatePostHandler(deps), ...(opts.handlers ?? [])];
     const loop = new JobLoop(queue, handlers, {
@@ -48,8 +50,12 @@ export default fp(
     app.decorate('jobs', loop);
     app.decorate('tasks', new TaskService(queue, app.knowledge, app.generator, config.jobMaxAttempts));
     app.decorate('writer', new PostWriter(deps));
+    app.readiness.watchJobs(() => loop.status());
     // Not before listening: a process that fails to bind its port must not have claimed tasks.
+    // start() never throws: a locked database makes it retry (and /ready say `starting`).
     if (opts.autoStart ?? true) app.addHook('onListen', async () => loop.start());
+    // Shutdown stops claiming first, while in-flight requests finish; then waits for running jobs.
+    app.addHook('preClose', async () => loop.stopClaiming());
     app.addHook('onClose', async () => loop.stop());
   },
   { name: 'jobs', dependencies: ['db', 'posts', 'knowledge', 'generator'] },

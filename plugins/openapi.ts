@@ -17,6 +17,44 @@ export const KnowledgeUploadBody = Type.Object(
   { description: 'multipart/form-data with exactly one part, named "file"' },
 );
 
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window (per API key; per client address on public routes)' },
+  'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window' },
+  'RateLimit-Reset': { type: 'integer', description: 'Seconds until the current window ends' },
+};
+const RETRY_AFTER_HEADER = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before sending again' } };
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Set on the stored answer of an earlier request with the same Idempotency-Key, replayed' },
+};
+const IDEMPOTENCY_KEY_HEADER = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; ' +
+        'the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs',
+    },
+  },
+};
+
+type Responses = Record<string, Record<string, unknown> & { headers?: object }>;
+
+/** The headers rate limits and idempotency add to a route's answers, for the document only. */
+function documentHeaders(response: Responses, config: { idempotent?: boolean; rateLimitPolicy?: string }): Responses {
+  const documented: Responses = {};
+  for (const [code, schema] of Object.entries(response)) {
+    const headers = { ...(config.rateLimitPolicy ? RATE_LIMIT_HEADERS : {}), ...(config.idempotent && code.startsWith('2') ? REPLAYED_HEADER : {}) };
+    documented[code] = Object.keys(headers).length ? { ...schema, headers: { ...schema.headers, ...headers } } : schema;
+  }
+  if (config.rateLimitPolicy) {
+    documented['429'] = { $ref: 'ErrorEnvelope', description: 'Too many requests (RATE_LIMITED): wait Retry-After seconds', headers: { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS } };
+  }
+  return documented;
+}
+
 interface QuerySchema {
   properties?: Record<string, { default?: unknown }>;
   required?: string[];
@@ -49,6 +87,7 @@ export default fp(
           { name: 'knowledge', description: 'Files of the per-site knowledge base that grounds generated posts' },
           { name: 'tasks', description: 'Scheduled batch generation tasks' },
           { name: 'site', description: 'The settings of the key’s site' },
+          { name: 'webhooks', description: 'Signed (Standard Webhooks) notifications of post, task and knowledge events, retried for a day' },
           { name: 'content', description: 'Published posts for front ends, without a key' },
           { name: 'health', description: 'Liveness and readiness probes' },
         ],
@@ -60,6 +99,8 @@ export default fp(
         const documented = { ...schema } as Record<string, unknown>;
         if (schema.querystring) documented.querystring = optionalDefaults(schema.querystring as QuerySchema);
         if (route.config?.multipartBody) documented.body = route.config.multipartBody;
+        if (route.config?.idempotent) documented.headers = IDEMPOTENCY_KEY_HEADER;
+        if (schema.response && (route.config?.idempotent || route.config?.rateLimitPolicy)) documented.response = documentHeaders(schema.response as Responses, route.config);
         return { schema: documented, url };
       },
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },

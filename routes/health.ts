@@ -4,7 +4,10 @@ import type { FastifyInstance } from 'fastify';
 
 const Readiness = Type.Object({
   status: Type.String(),
-  database: Type.String(),
+  database: Type.String({ description: '`ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable`' }),
+  storage: Type.String({ description: '`ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait)' }),
+  jobs: Type.String({ description: 'The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped`' }),
+  indexing: Type.String({ description: '`ok` or `waiting` (knowledge indexing waits for the disk or the database)' }),
   generator: Type.Object({
     mode: Type.String(),
     active: Type.String(),
@@ -25,8 +28,8 @@ export default async function healthRoutes(fastify: FastifyInstance) {
     '/ready',
     { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
-      const { ready, database, generator } = await app.readiness.check();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, generator });
+      const { ready, database, storage, jobs, indexing, generator } = await app.readiness.check();
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, storage, jobs, indexing, generator });
     },
   );
 }

@@ -1,3 +1,5 @@
+import type { ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -6,7 +8,7 @@ import type { Config } from './config.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
-import errorsPlugin, { describe, requestIdFor, sendError } from '../plugins/errors.js';
+import errorsPlugin, { clientErrorHandler, describe, requestIdFor, sendError } from '../plugins/errors.js';
 import generatorPlugin from '../plugins/generator.js';
 import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import knowledgePlugin, { type KnowledgePluginOptions } from '../plugins/knowledge.js';
@@ -21,6 +23,10 @@ import taskRoutes from '../routes/api/v1/tasks.js';
 import siteSettingsRoutes from '../routes/api/v1/site.js';
 import contentRoutes from '../routes/content/v1/sites.js';
 import siteRoutes from '../routes/site.js';
+import idempotencyPlugin from '../plugins/idempotency.js';
+import rateLimitPlugin from '../plugins/rate-limit.js';
+import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks.js';
+import webhookRoutes from '../routes/api/v1/webhooks.js';
 import type { AppGenerator } from './generation/service.js';
 
 export interface AppOptions {
@@ -30,13 +36,24 @@ export interface AppOptions {
   /** A generator to use instead of the one GENERATOR selects (tests). */
   generator?: AppGenerator;
   jobs?: JobsPluginOptions;
+  /** Webhook delivery (tests); its clock, randomness and start follow `jobs` unless set here. */
+  webhooks?: WebhooksPluginOptions;
   chunkSource?: KnowledgePluginOptions['chunkSource'];
+  /** Lanes and backoff of the knowledge indexer (tests). */
+  indexer?: KnowledgePluginOptions['indexer'];
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
+/** A body that sends nothing for this long is cut off (at most; shorter with a short REQUEST_TIMEOUT_MS). */
+const BODY_IDLE_TIMEOUT_MS = 30_000;
+const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Math.max(500, Math.floor(config.requestTimeoutMs / 2)));
+
 /** Options of the Fastify instance the app is registered on (they cannot be set from a plugin). */
-export function serverOptions(config: Config, logger: FastifyServerOptions['logger'] = { level: config.logLevel }): FastifyServerOptions {
+export function serverOptions(
+  config: Config,
+  logger: FastifyServerOptions['logger'] = { level: config.logLevel },
+): FastifyServerOptions & { http: ServerOptions } {
   return {
     logger,
     bodyLimit: JSON_BODY_LIMIT,
@@ -48,6 +65,17 @@ export function serverOptions(config: Config, logger: FastifyServerOptions['logg
     routerOptions: { maxParamLength: 500 },
     // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
+    // And so do those Node's HTTP parser raises before a request exists.
+    clientErrorHandler,
+    // The whole request (headers and body) must arrive within REQUEST_TIMEOUT_MS: a client
+    // trickling its body is cut off (408) and its upload's temporary file removed. It stops
+    // counting once the body is in, so a generation waiting on the model is never cut by it.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      // How often Node checks that deadline (30 s by default): a fraction of it.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+    },
   };
 }
 
@@ -81,6 +109,19 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   app.addSchema(SiteSchema);
   app.addSchema(ErrorEnvelope);
 
+  // A body that stops arriving is cut off long before REQUEST_TIMEOUT_MS: its socket idles.
+  const idleMs = bodyIdleTimeoutMs(opts.config);
+  app.addHook('onRequest', (request, _reply, done) => {
+    const { raw } = request;
+    const socket = raw.socket as Socket | undefined;
+    if (!socket || raw.complete || typeof socket.setTimeout !== 'function') return done();
+    socket.setTimeout(idleMs);
+    raw.once('timeout', () => clientErrorHandler.call(app, Object.assign(new Error('request body idle'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket));
+    raw.once('end', () => socket.setTimeout(0));
+    raw.once('close', () => socket.setTimeout(0));
+    done();
+  });
+
   // While closing, answers to in-flight requests end their keep-alive connections: otherwise
   // close() waits for each client's idle connection to time out (72 s) after its last answer.
   let closing = false;
@@ -99,9 +140,13 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(sitesPlugin);
   await app.register(authPlugin);
   await app.register(postsPlugin);
-  await app.register(knowledgePlugin, { chunkSource: opts.chunkSource });
+  await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer });
   await app.register(generatorPlugin, { generator: opts.generator });
   await app.register(jobsPlugin, opts.jobs ?? {});
+  await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
+  await app.register(idempotencyPlugin);
+  // Before every route it limits (all but the API reference).
+  await app.register(rateLimitPlugin);
   await app.register(publicSitePlugin);
   await app.register(healthRoutes);
   await app.register(
@@ -110,6 +155,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
       await api.register(knowledgeRoutes);
       await api.register(taskRoutes);
       await api.register(siteSettingsRoutes);
+      await api.register(webhookRoutes);
     },
     { prefix: '/api/v1' },
   );

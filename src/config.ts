@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEFAULT_MAX_EXTRACTED_TEXT_MB, DEFAULT_SITE_STORAGE_QUOTA_MB } from './limits.js';
 
 export type GeneratorMode = 'auto' | 'ollama' | 'builtin';
 
@@ -20,6 +21,25 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Origin the public pages of sites without their own `url` are addressed under (+ /sites/<handle>). */
   publicBaseUrl: string;
+  /** Most text taken from one knowledge file (MAX_EXTRACTED_TEXT_MB), in bytes. */
+  maxExtractedTextBytes: number;
+  /** A site's stored files plus their index (SITE_STORAGE_QUOTA_MB), in bytes. */
+  siteStorageQuotaBytes: number;
+  /** Time to receive a whole request, headers and body (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** Webhooks may call loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate: boolean;
+  /** Longest a webhook attempt may take, connection to last byte read (WEBHOOK_TIMEOUT_MS). */
+  webhookTimeoutMs: number;
+  /** Deliveries made at the same time, beside and never behind generation tasks (WEBHOOK_CONCURRENCY). */
+  webhookConcurrency: number;
+  /** Wait before a delivery's first retry, doubling for each later one (WEBHOOK_RETRY_BASE_MS). */
+  webhookRetryBaseMs: number;
+  /** Rate limits: requests per window (RATE_LIMIT_WINDOW_MS) per API key, for generate, and per client address on public pages; 0 is no limit. */
+  rateLimitWindowMs: number;
+  rateLimitMax: number;
+  rateLimitGenerateMax: number;
+  rateLimitPublicMax: number;
 }
 
 /** A bad environment variable: the message names it so a failed start says what to fix. */
@@ -55,6 +75,15 @@ function readString(env: Env, name: string, fallback: string): string {
   return raw.trim();
 }
 
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
 function readUrl(env: Env, name: string, fallback: string): string {
   const value = readString(env, name, fallback);
   try {
@@ -65,6 +94,8 @@ function readUrl(env: Env, name: string, fallback: string): string {
   }
   return value.replace(/\/+$/, '');
 }
+
+const MiB = 1024 * 1024;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -93,5 +124,18 @@ export function loadConfig(env: Env = process.env): Config {
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+    maxExtractedTextBytes: readInt(env, 'MAX_EXTRACTED_TEXT_MB', DEFAULT_MAX_EXTRACTED_TEXT_MB, 1, 1024) * MiB,
+    siteStorageQuotaBytes: readInt(env, 'SITE_STORAGE_QUOTA_MB', DEFAULT_SITE_STORAGE_QUOTA_MB, 1, 16 * 1024 * 1024) * MiB,
+    requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    webhookAllowPrivate: readBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookTimeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 16, 1, 64),
+    webhookRetryBaseMs: readInt(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
+    rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+    // Above what one process serves (a few thousand requests a second on the benchmark machine):
+    // the benchmarks and any well-behaved client never meet them; operators lower them.
+    rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600_000, 0, 1_000_000_000),
+    rateLimitGenerateMax: readInt(env, 'RATE_LIMIT_GENERATE_MAX', 3000, 0, 1_000_000_000),
+    rateLimitPublicMax: readInt(env, 'RATE_LIMIT_PUBLIC_MAX', 1_200_000, 0, 1_000_000_000),
   };
 }

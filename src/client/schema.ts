@@ -236,6 +236,106 @@ export interface paths {
         patch: operations["updateSite"];
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint (the answer shows its signing secret, once)
+         * @description Events are POSTed as Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` (v1, HMAC-SHA256 with the secret) headers, retried with backoff for a day. Loopback, private and link-local addresses are refused unless the server allows them (WEBHOOK_ALLOW_PRIVATE).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a webhook endpoint (whether it is enabled, and why not) */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its deliveries */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint: url, events, description, enabled */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret (the answer shows the new one, once)
+         * @description Takes no body. For 24 hours deliveries carry two signatures, with the new and the previous secret, so receivers can switch without losing events.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent deliveries of an endpoint, with their attempts
+         * @description Newest first; each with its status, attempts, next attempt and the most recent attempts (response code, duration, error).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now (same webhook-id and body)
+         * @description Takes no body. 409 while the delivery is still queued or its endpoint is disabled.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/content/v1/sites/{handle}/posts": {
         parameters: {
             query?: never;
@@ -286,7 +386,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     path: string;
@@ -318,6 +418,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -325,6 +431,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "ok";
                     };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -341,12 +464,25 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
+                        /** @description `ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) */
+                        storage: string;
+                        /** @description The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped` */
+                        jobs: string;
+                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk or the database) */
+                        indexing: string;
                         generator: {
                             mode: string;
                             active: string;
@@ -360,15 +496,45 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
+                        /** @description `ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) */
+                        storage: string;
+                        /** @description The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped` */
+                        jobs: string;
+                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk or the database) */
+                        indexing: string;
                         generator: {
                             mode: string;
                             active: string;
@@ -403,6 +569,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -452,9 +624,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -464,6 +659,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -475,7 +676,10 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -510,6 +714,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Set on the stored answer of an earlier request with the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -544,9 +756,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -556,6 +791,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -567,7 +808,10 @@ export interface operations {
     generatePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -601,6 +845,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Set on the stored answer of an earlier request with the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -640,9 +892,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -652,6 +927,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -663,7 +944,10 @@ export interface operations {
     schedulePosts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -747,6 +1031,14 @@ export interface operations {
             /** @description Default Response */
             202: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Set on the stored answer of an earlier request with the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -763,9 +1055,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -775,6 +1090,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -797,6 +1118,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -841,9 +1168,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -853,6 +1203,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -875,6 +1231,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -897,9 +1259,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -909,6 +1294,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -931,6 +1322,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -944,9 +1341,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -956,6 +1376,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1004,6 +1430,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1048,9 +1480,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,6 +1515,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1083,6 +1544,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1126,9 +1593,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1138,6 +1628,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1149,7 +1645,10 @@ export interface operations {
     uploadKnowledge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1169,6 +1668,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Set on the stored answer of an earlier request with the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1200,9 +1707,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1212,6 +1742,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1237,6 +1773,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1256,9 +1798,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1268,6 +1833,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1290,6 +1861,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1328,9 +1905,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1340,6 +1940,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1362,6 +1968,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1376,9 +1988,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1388,6 +2023,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1410,6 +2051,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1456,9 +2103,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1468,6 +2138,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1490,6 +2166,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1536,9 +2218,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1548,6 +2253,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1573,6 +2284,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1624,9 +2341,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1636,6 +2376,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1656,6 +2402,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1682,9 +2434,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1694,6 +2469,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1735,6 +2516,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1761,9 +2548,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1773,6 +2583,1025 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhooks: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                disabledAt: string | null;
+                                /** @description Why the endpoint is disabled (by request, or after a day of failed deliveries) */
+                                disabledReason: string | null;
+                                /** @description First failed attempt since the last success */
+                                failingSince: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastSuccessAt: string | null;
+                                /** @description Until then the secret before the last rotation also signs */
+                                previousSecretExpiresAt: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com/hooks/blog",
+                 *       "events": [
+                 *         "post.published",
+                 *         "post.unpublished",
+                 *         "post.deleted"
+                 *       ],
+                 *       "description": "Rebuild the static site"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http(s) URL the events are POSTed to; redirects are not followed */
+                    url: string;
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed */
+                    events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                    description?: string | null;
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                disabledAt: string | null;
+                                /** @description Why the endpoint is disabled (by request, or after a day of failed deliveries) */
+                                disabledReason: string | null;
+                                /** @description First failed attempt since the last success */
+                                failingSince: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastSuccessAt: string | null;
+                                /** @description Until then the secret before the last rotation also signs */
+                                previousSecretExpiresAt: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                                /** @description Signing secret (whsec_...): shown only in this answer */
+                                secret: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                disabledAt: string | null;
+                                /** @description Why the endpoint is disabled (by request, or after a day of failed deliveries) */
+                                disabledReason: string | null;
+                                /** @description First failed attempt since the last success */
+                                failingSince: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastSuccessAt: string | null;
+                                /** @description Until then the secret before the last rotation also signs */
+                                previousSecretExpiresAt: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            webhookId: string;
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description http(s) URL the events are POSTed to; redirects are not followed */
+                    url?: string;
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed */
+                    events?: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                    description?: string | null;
+                    /** @description true re-enables a disabled endpoint and clears its failure record */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                disabledAt: string | null;
+                                /** @description Why the endpoint is disabled (by request, or after a day of failed deliveries) */
+                                disabledReason: string | null;
+                                /** @description First failed attempt since the last success */
+                                failingSince: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastSuccessAt: string | null;
+                                /** @description Until then the secret before the last rotation also signs */
+                                previousSecretExpiresAt: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            webhook: {
+                                /** Format: uuid */
+                                id: string;
+                                url: string;
+                                description: string | null;
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                disabledAt: string | null;
+                                /** @description Why the endpoint is disabled (by request, or after a day of failed deliveries) */
+                                disabledReason: string | null;
+                                /** @description First failed attempt since the last success */
+                                failingSince: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastSuccessAt: string | null;
+                                /** @description Until then the secret before the last rotation also signs */
+                                previousSecretExpiresAt: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                                /** @description Signing secret (whsec_...): shown only in this answer */
+                                secret: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description The webhook-id header: the same on every attempt
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                webhookId: string;
+                                /** @enum {string} */
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed";
+                                /** @enum {string} */
+                                status: "pending" | "succeeded" | "failed";
+                                attempts: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                nextAttemptAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                retryUntil: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastAttemptAt: string | null;
+                                lastResponseStatus: number | null;
+                                lastError: string | null;
+                                lastDurationMs: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                deliveredAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                                /** @description The most recent attempts (10 at most), newest first */
+                                attemptLog: {
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC with milliseconds
+                                     */
+                                    at: string;
+                                    durationMs: number;
+                                    /** @description The receiver's HTTP status; null when it did not answer */
+                                    responseStatus: number | null;
+                                    /** @description The start of its answer (1,000 characters at most) */
+                                    responseBody: string | null;
+                                    error: string | null;
+                                    /** @enum {string} */
+                                    outcome: "succeeded" | "retry" | "failed";
+                                }[];
+                            }[];
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            delivery: {
+                                /**
+                                 * Format: uuid
+                                 * @description The webhook-id header: the same on every attempt
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                webhookId: string;
+                                /** @enum {string} */
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed";
+                                /** @enum {string} */
+                                status: "pending" | "succeeded" | "failed";
+                                attempts: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                nextAttemptAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                retryUntil: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                lastAttemptAt: string | null;
+                                lastResponseStatus: number | null;
+                                lastError: string | null;
+                                lastDurationMs: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                deliveredAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                                /** @description The most recent attempts (10 at most), newest first */
+                                attemptLog: {
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC with milliseconds
+                                     */
+                                    at: string;
+                                    durationMs: number;
+                                    /** @description The receiver's HTTP status; null when it did not answer */
+                                    responseStatus: number | null;
+                                    /** @description The start of its answer (1,000 characters at most) */
+                                    responseBody: string | null;
+                                    error: string | null;
+                                    /** @enum {string} */
+                                    outcome: "succeeded" | "retry" | "failed";
+                                }[];
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1800,6 +3629,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1851,9 +3686,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1863,6 +3721,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1886,6 +3750,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1931,9 +3801,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Default Response */
             "4XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1943,6 +3836,12 @@ export interface operations {
             /** @description Default Response */
             "5XX": {
                 headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

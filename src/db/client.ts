@@ -40,8 +40,21 @@ export function migrationsFolder(): string {
 /** The database's file name inside DATA_DIR. */
 export const DATABASE_FILE = 'blog.db';
 
+/**
+ * How long the server's statements wait for a lock another connection holds: SQLite waits
+ * synchronously, on the event loop, so a long wait freezes every request. A backup tool's or
+ * a shell's `BEGIN EXCLUSIVE` makes writes fail fast instead (503 DATABASE_BUSY, and the
+ * background work backs off); migrations at start-up still wait the default.
+ */
+export const SERVER_BUSY_TIMEOUT_MS = 250;
+
+export interface OpenOptions {
+  /** Lock wait once open (default 5000 ms, for the admin CLI; the server uses SERVER_BUSY_TIMEOUT_MS). */
+  busyTimeoutMs?: number;
+}
+
 /** Opens (creating if needed) DATA_DIR/blog.db in WAL mode and applies pending migrations. */
-export function openDatabase(dataDir: string): DbHandle {
+export function openDatabase(dataDir: string, { busyTimeoutMs = 5000 }: OpenOptions = {}): DbHandle {
   fs.mkdirSync(dataDir, { recursive: true });
   const sqlite = new Database(path.join(dataDir, DATABASE_FILE));
   sqlite.pragma('journal_mode = WAL');
@@ -54,6 +67,7 @@ export function openDatabase(dataDir: string): DbHandle {
   sqlite.function('fold', { deterministic: true }, (text) => (text === null ? null : foldText(String(text))));
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
+  sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   const dataVersion = sqlite.prepare<[], number>('PRAGMA data_version').pluck();
   const select1 = sqlite.prepare('select 1');
   return {

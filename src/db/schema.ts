@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES } from '../limits.js';
+import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
@@ -196,10 +196,122 @@ export const jobs = sqliteTable(
     index('jobs_claim_idx').on(t.status, t.runAfter),
     index('jobs_site_kind_group_idx').on(t.siteId, t.kind, t.groupId),
     index('jobs_site_kind_created_idx').on(t.siteId, t.kind, t.createdAt),
+    // A loop that runs only some kinds (webhook deliveries, beside generation) claims through this.
+    index('jobs_kind_claim_idx').on(t.kind, t.status, t.runAfter),
   ],
+);
+
+/**
+ * Webhook endpoints of a site. The signing secret is kept in clear (it signs every delivery);
+ * after a rotation the previous one also signs until `previous_secret_expires_at`.
+ * `failing_since` is the first failed attempt since the last success: an endpoint failing for
+ * a day in a row is disabled, with `disabled_at` and `disabled_reason` saying so.
+ */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    description: text('description'),
+    events: text('events', { mode: 'json' }).$type<WebhookEvent[]>().notNull(),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: timestamp('previous_secret_expires_at'),
+    failingSince: timestamp('failing_since'),
+    disabledAt: timestamp('disabled_at'),
+    disabledReason: text('disabled_reason'),
+    lastSuccessAt: timestamp('last_success_at'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('webhooks_site_created_idx').on(t.siteId, t.createdAt)],
+);
+
+/**
+ * One event for one endpoint (the outbox): written in the transaction of the change that
+ * causes it, with the exact body every attempt sends. Its id is the `webhook-id` header, the
+ * same on every attempt. Each attempt is a job of kind `webhook-delivery` (`job_id`: the
+ * latest); `retry_until` ends the retries (a day after it was queued or retried by hand).
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    event: text('event').$type<WebhookEvent>().notNull(),
+    payload: text('payload').notNull(),
+    status: text('status', { enum: WEBHOOK_DELIVERY_STATUSES }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    jobId: text('job_id'),
+    retryUntil: timestamp('retry_until').notNull(),
+    nextAttemptAt: timestamp('next_attempt_at'),
+    lastAttemptAt: timestamp('last_attempt_at'),
+    lastResponseStatus: integer('last_response_status'),
+    lastError: text('last_error'),
+    lastDurationMs: integer('last_duration_ms'),
+    deliveredAt: timestamp('delivered_at'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('webhook_deliveries_webhook_created_idx').on(t.webhookId, t.createdAt), index('webhook_deliveries_created_idx').on(t.createdAt)],
+);
+
+/** Every attempt of a delivery: when, how long, the receiver's status and answer, or the error. */
+export const webhookAttempts = sqliteTable(
+  'webhook_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    error: text('error'),
+    outcome: text('outcome', { enum: ['succeeded', 'retry', 'failed'] }).notNull(),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.attempt)],
+);
+
+/**
+ * Answers kept for Idempotency-Key retries, per site and key, until `expires_at` (a day after
+ * the first request). `fingerprint` is a hash of that request (route and body) that a retry
+ * must match. Requests still running are known to the process alone (one server per data
+ * folder), so a crash frees their keys.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    responseStatus: integer('response_status').notNull(),
+    responseType: text('response_type'),
+    responseBody: text('response_body').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;
 export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+export type IdempotencyKeyRow = typeof idempotencyKeys.$inferSelect;

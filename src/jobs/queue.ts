@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, lte, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { jobs, type JobRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
@@ -29,6 +29,16 @@ export interface JobListQuery {
   status?: JobStatus;
 }
 
+/**
+ * The kinds a queue claims and releases: all of them by default; `only` some (a loop of their
+ * own, with its own concurrency, such as webhook deliveries) or all `except` some (the loop
+ * that leaves those to theirs). Everything else a queue does works on every kind alike.
+ */
+export interface JobScope {
+  only?: readonly string[];
+  except?: readonly string[];
+}
+
 const p = (name: string) => sql.placeholder(name);
 // A running job's lease is released together with any change to its state.
 const noLease = { leaseOwner: null, leaseUntil: null };
@@ -49,7 +59,11 @@ export class JobQueue {
   private readonly recordFailure;
   private readonly deferJob;
 
-  constructor(private readonly db: Executor) {
+  constructor(
+    private readonly db: Executor,
+    scope: JobScope = {},
+  ) {
+    const inScope = scope.only ? inArray(jobs.kind, [...scope.only]) : scope.except?.length ? notInArray(jobs.kind, [...scope.except]) : undefined;
     const running = (owner: SQL | string) => and(eq(jobs.id, p('id')), eq(jobs.leaseOwner, owner), eq(jobs.status, 'running'));
     // One statement claims: the subquery picks the due jobs, the update takes them and counts the attempt.
     this.claimDue = db
@@ -68,7 +82,7 @@ export class JobQueue {
           db
             .select({ id: jobs.id })
             .from(jobs)
-            .where(and(eq(jobs.status, 'pending'), lte(jobs.runAfter, sql`${p('now')}`)))
+            .where(and(eq(jobs.status, 'pending'), lte(jobs.runAfter, sql`${p('now')}`), inScope))
             .orderBy(asc(jobs.runAfter), asc(jobs.createdAt), asc(jobs.position))
             .limit(p('limit')),
         ),
@@ -80,7 +94,7 @@ export class JobQueue {
       .set({ leaseUntil: sql`${p('leaseUntil')}` })
       .where(running(sql`${p('owner')}`))
       .prepare();
-    const expired = and(eq(jobs.status, 'running'), lt(jobs.leaseUntil, sql`${p('cutoff')}`));
+    const expired = and(eq(jobs.status, 'running'), lt(jobs.leaseUntil, sql`${p('cutoff')}`), inScope);
     this.failExpiredExhausted = db
       .update(jobs)
       .set({ status: 'failed', finishedAt: sql`${p('now')}`, updatedAt: sql`${p('now')}`, lastError: sql`${p('reason')}`, ...noLease })
@@ -174,6 +188,18 @@ export class JobQueue {
       () => this.db.select({ n: count() }).from(jobs).where(where).get()!.n,
       (offset, limit) => this.db.select().from(jobs).where(where).orderBy(desc(jobs.createdAt), jobs.position).limit(limit).offset(offset).all(),
     );
+  }
+
+  /**
+   * Deletes jobs of a kind that finished (succeeded, failed or cancelled) before `before`:
+   * for kinds whose own records say what happened (webhook deliveries), so the queue keeps
+   * no unbounded history of them.
+   */
+  purgeFinished(kind: string, before: Date): number {
+    return this.db
+      .delete(jobs)
+      .where(and(eq(jobs.kind, kind), inArray(jobs.status, ['succeeded', 'failed', 'cancelled']), lt(jobs.finishedAt, before)))
+      .run().changes;
   }
 
   /** Cancels a pending job; anything else (running, finished) is a 409. */

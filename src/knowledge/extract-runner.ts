@@ -1,14 +1,18 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fork } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import { EXTRACTOR_MEMORY_MB } from '../limits.js';
 import type { KnowledgeExtension } from './detect.js';
 import { ExtractionError } from './extract.js';
 import type { ExtractionJob, ExtractionOutcome } from './extract-worker.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/** The extractor's own deadline comes this long after the one this process enforces. */
+const DEADLINE_MARGIN_MS = 5000;
 
-/** Generous for a 10 MiB PDF, whose parse needs a few hundred MB at most. */
+/** The V8 heap's share of the extractor's memory; buffers and native memory get the rest. */
 const EXTRACTOR_HEAP_MB = 1024;
 
 /** Indexing is background work: the extractor yields the CPU to the server answering requests. */
@@ -16,30 +20,59 @@ const EXTRACTOR_NICENESS = 10;
 
 // `.ts` when running from source (tap's TypeScript loader reaches the child through the
 // inherited execArgv), `.js` once compiled to dist/.
-const EXTRACTOR_PATH = fileURLToPath(new URL(`./extract-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+export const EXTRACTOR_PATH = fileURLToPath(new URL(`./extract-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+export interface ExtractorOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Most text taken from the file, in UTF-8 bytes (MAX_EXTRACTED_TEXT_MB). */
+  maxTextBytes?: number;
+  /** The extractor's memory limit (RLIMIT_DATA) in MB. */
+  memoryMb?: number;
+}
+
+/** The POSIX shell that sets the extractor's limits; without one (Windows) it runs without them. */
+const SHELL = process.platform !== 'win32' && fs.existsSync('/bin/sh') ? '/bin/sh' : null;
+
+/**
+ * The extractor process: node on the worker script, with resource limits set from outside by
+ * the shell that execs it (POSIX). `ulimit -d` caps its data segment (heap, buffers and
+ * native allocations: what a decompression bomb grows), `ulimit -t` its CPU seconds, a
+ * backstop for a parse that never returns. The pid stays the extractor's own (exec).
+ */
+function startExtractor(timeoutMs: number, memoryMb: number): ChildProcess {
+  const node = [...process.execArgv, `--max-old-space-size=${Math.min(EXTRACTOR_HEAP_MB, Math.max(64, memoryMb - 256))}`, EXTRACTOR_PATH];
+  const options = { serialization: 'advanced' as const, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[] };
+  if (!SHELL) return spawn(process.execPath, node, options);
+  const cpuSeconds = Math.ceil(timeoutMs / 1000) + 10;
+  // Lowering a limit is always allowed; a shell without one of them still runs the extractor.
+  const script = `ulimit -d ${memoryMb * 1024} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
+  return spawn(SHELL, ['-c', script, 'extractor', process.execPath, ...node], options);
+}
 
 /**
  * extractText() then chunkText() in a short-lived child process: the index's chunks of a file,
  * computed off the event loop and at a lower CPU priority, so parsing a large PDF neither
  * blocks nor slows requests much. Every failure rejects with an ExtractionError: a bad file, an
  * extractor that crashed, ran out of memory or exited early, or one still busy after
- * `timeoutMs` or when `signal` aborts (it is then killed).
+ * `timeoutMs` or when `signal` aborts (it is then killed). The extractor also watches for
+ * itself: it ends when this process dies or past its own deadline (extract-worker.ts).
  */
-export async function extractChunksInWorker(
+export async function extractChunksInWorker(filePath: string, ext: KnowledgeExtension, fileName: string, options: ExtractorOptions = {}): Promise<string[]> {
+  return (await runExtractor(filePath, ext, fileName, options)).chunks;
+}
+
+/** extractChunksInWorker() with the extractor's peak memory (measurements, logs). */
+export async function runExtractor(
   filePath: string,
   ext: KnowledgeExtension,
   fileName: string,
-  { timeoutMs = DEFAULT_TIMEOUT_MS, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
-): Promise<string[]> {
+  { timeoutMs = DEFAULT_TIMEOUT_MS, signal, maxTextBytes, memoryMb = EXTRACTOR_MEMORY_MB }: ExtractorOptions = {},
+): Promise<{ chunks: string[]; peakMemoryMb?: number }> {
   return new Promise((resolve, reject) => {
-    const job: ExtractionJob = { filePath, ext, fileName };
-    // A heap cap keeps a hostile or pathological file from exhausting the server's memory:
-    // the extractor dies out of memory, which rejects as an ExtractionError.
-    const child = fork(EXTRACTOR_PATH, [], {
-      execArgv: [...process.execArgv, `--max-old-space-size=${EXTRACTOR_HEAP_MB}`],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    if (signal?.aborted) return reject(new ExtractionError('Extraction cancelled'));
+    const job: ExtractionJob = { filePath, ext, fileName, maxTextBytes, deadlineMs: timeoutMs + DEADLINE_MARGIN_MS };
+    const child = startExtractor(timeoutMs, memoryMb);
     let settled = false;
     const settle = (finish: () => void) => {
       if (settled) return;
@@ -50,21 +83,35 @@ export async function extractChunksInWorker(
       child.kill('SIGKILL');
       finish();
     };
-    const fail = (message: string, cause?: unknown) => settle(() => reject(new ExtractionError(message, { cause })));
+    const fail = (message: string, cause?: unknown, peakMemoryMb?: number) =>
+      settle(() => reject(Object.assign(new ExtractionError(message, { cause }), { peakMemoryMb })));
     const cancel = () => fail('Extraction cancelled');
 
     const timer = setTimeout(() => fail(`Extraction took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    if (signal?.aborted) return cancel();
     signal?.addEventListener('abort', cancel, { once: true });
-    child.once('message', (outcome: ExtractionOutcome) => (outcome.ok ? settle(() => resolve(outcome.chunks)) : fail(outcome.message)));
+    child.once('message', (outcome: ExtractionOutcome) =>
+      outcome.ok ? settle(() => resolve({ chunks: outcome.chunks, peakMemoryMb: outcome.peakMemoryMb })) : fail(outcome.message, undefined, outcome.peakMemoryMb),
+    );
     child.once('error', (err) => fail('The file could not be read: the extractor could not run', err));
     // Only reached when the extractor ends without sending an outcome.
-    child.once('exit', (code, killedBy) => fail(`The file could not be read: the extractor stopped (${killedBy ?? `exit code ${code}`})`));
+    child.once('exit', (code, killedBy) => fail(stoppedMessage(code, killedBy, memoryMb)));
     try {
       os.setPriority(child.pid!, EXTRACTOR_NICENESS);
     } catch {
       // Not permitted on some systems: the extractor then runs at normal priority.
     }
-    child.send(job);
+    child.send(job, (err) => {
+      if (err) fail('The file could not be read: the extractor could not run', err);
+    });
   });
+}
+
+/** Why an extractor ended without an answer, for the uploader. */
+function stoppedMessage(code: number | null, killedBy: NodeJS.Signals | null, memoryMb: number): string {
+  // V8 aborts (SIGABRT, SIGTRAP) or exits 134 when it cannot allocate; SIGKILL is the CPU limit's hard stop.
+  if (killedBy === 'SIGABRT' || killedBy === 'SIGTRAP' || killedBy === 'SIGSEGV' || code === 134 || code === 133) {
+    return `The file could not be read: extracting it needed more than the ${memoryMb} MB of memory allowed`;
+  }
+  if (killedBy === 'SIGXCPU') return 'The file could not be read: extracting it took too much processing time';
+  return `The file could not be read: the extractor stopped (${killedBy ?? `exit code ${code}`})`;
 }

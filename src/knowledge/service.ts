@@ -10,6 +10,7 @@ import { ACCEPTED_EXTENSIONS, MEDIA_TYPES, contentMatches, extensionOf, type Kno
 import type { KnowledgeIndexer } from './indexer.js';
 import { searchKnowledge, type Passage, type SearchOptions } from './search.js';
 import { FileStorage, safeFileName, storageKeyFor } from './storage.js';
+import { quotaExceeded, type SiteStorageUsage } from './usage.js';
 
 export type { KnowledgeFileRow };
 
@@ -75,12 +76,29 @@ function findFile(db: Executor, siteId: string, fileId: string): KnowledgeFileRo
 }
 
 /** A site's knowledge base: uploaded files, their index and search over it. */
+export interface KnowledgeServiceOptions {
+  /** What a site's stored files plus their index may take (SITE_STORAGE_QUOTA_MB); no limit without. */
+  quotaBytes?: number;
+  usage?: SiteStorageUsage;
+}
+
 export class KnowledgeService {
   constructor(
     private readonly db: Executor,
     private readonly storage: FileStorage,
     private readonly indexer: KnowledgeIndexer,
+    private readonly options: KnowledgeServiceOptions = {},
   ) {}
+
+  /** 413 QUOTA_EXCEEDED when the site's files and index, plus `incomingBytes`, pass its quota. */
+  private checkQuota(siteId: string, incomingBytes: number): void {
+    const { quotaBytes, usage } = this.options;
+    if (quotaBytes === undefined || !usage) return;
+    const used = usage.usage(siteId);
+    if (incomingBytes === 0 ? used >= quotaBytes : used + incomingBytes > quotaBytes) {
+      throw quotaExceeded(used, quotaBytes, incomingBytes === 0 ? undefined : incomingBytes);
+    }
+  }
 
   /**
    * Takes the one file part of a multipart upload: streams it to a temporary file, checks it
@@ -96,7 +114,15 @@ export class KnowledgeService {
           part.file?.resume();
           throw oneFilePart();
         }
+        // A site already at its quota is refused before a byte is written.
+        try {
+          this.checkQuota(siteId, 0);
+        } catch (error) {
+          part.file?.resume();
+          throw error;
+        }
         received = await this.receive(part.filename ?? '', part.file!);
+        this.checkQuota(siteId, received.size);
       }
       if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
     } catch (error) {
@@ -104,7 +130,7 @@ export class KnowledgeService {
       throw error;
     }
     const row = await this.store(siteId, received);
-    this.indexer.enqueue(row.id);
+    this.indexer.enqueue(row);
     return row;
   }
 
@@ -192,6 +218,7 @@ export class KnowledgeService {
       tx.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
       return found;
     });
+    this.options.usage?.changed(siteId);
     await this.storage.remove(row.storageKey);
   }
 }

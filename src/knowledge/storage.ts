@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { BIDI_CONTROLS, toWellFormed } from '../text/wellformed.js';
 
 /** Storage key of a knowledge file, as the spec's `s3Key`: `<site_id>/knowledge/<id>.<ext>`. */
 export const storageKeyFor = (siteId: string, fileId: string, extension: string) => `${siteId}/knowledge/${fileId}.${extension}`;
@@ -80,12 +81,16 @@ export function formatSize(bytes: number): string {
 
 /**
  * The client's file name reduced to a safe base name: no directories, no control or
- * reserved characters, no leading dots, at most 200 characters (keeping the extension).
+ * reserved characters, no bidi controls (which make "invoice\u202Efdp.exe" show as
+ * "invoiceexe.pdf") nor zero-width characters, no leading dots, at most 200 characters
+ * (keeping the extension).
  */
 export function safeFileName(raw: string, fallbackExtension: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
-  let name = base
+  let name = toWellFormed(base)
     .normalize('NFC')
+    .replace(BIDI_CONTROLS, '')
+    .replace(/[\u200B\u2060\uFEFF]/g, '')
     .replace(/[\u0000-\u001f\u007f-\u009f<>:"|?*]/g, '')
     .replace(/\s+/g, ' ')
     .trim()

@@ -3,10 +3,23 @@ import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizz
 import type { Executor } from '../db/client.js';
 import { postCounts, postSlugRedirects, posts, slugCounters, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
-import { MAX_SLUG_LENGTH, MAX_TITLE_LENGTH, RESERVED_SLUGS, type PostListStatus, type Visibility } from '../limits.js';
+import {
+  MAX_AUTHOR_ID_LENGTH,
+  MAX_CATEGORY_LENGTH,
+  MAX_CONTENT_LENGTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_SLUG_LENGTH,
+  MAX_TAG_LENGTH,
+  MAX_TAGS,
+  MAX_TITLE_LENGTH,
+  RESERVED_SLUGS,
+  type PostListStatus,
+  type Visibility,
+} from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
 import { foldText, slugify, uniqueSlug } from '../text/slug.js';
-import { cleanTags } from './tags.js';
+import { hasVisibleCharacter, isWellFormed, toWellFormed, truncateAtWord } from '../text/wellformed.js';
+import { cleanTags, distinctTags } from './tags.js';
 import { touchSiteContent } from '../sites/settings.js';
 
 export type { PostRow };
@@ -59,7 +72,48 @@ function cleanTitle(title: string): string {
       { path: '/body/title', message: `must be 1-${MAX_TITLE_LENGTH} characters after trimming` },
     ]);
   }
+  // Zero-width spaces, bidi controls or lone combining marks alone make no title (nor a slug).
+  if (!hasVisibleCharacter(trimmed)) {
+    throw validationError('title must have visible characters', [{ path: '/body/title', message: 'must have at least one visible character' }]);
+  }
   return trimmed;
+}
+
+const TEXT_FIELDS = ['title', 'slug', 'description', 'content', 'category', 'authorId'] as const;
+
+/**
+ * Text a client sends must be stored exactly as it is echoed: a lone UTF-16 surrogate (which
+ * JSON allows as `\ud800`) cannot be stored in UTF-8, so it is refused, naming the field.
+ */
+function checkWellFormed(input: PostPatch): void {
+  const bad: { path: string; message: string }[] = [];
+  for (const field of TEXT_FIELDS) {
+    const value = input[field];
+    if (typeof value === 'string' && !isWellFormed(value)) bad.push({ path: `/body/${field}`, message: 'must be well-formed Unicode (no lone surrogates)' });
+  }
+  input.tags?.forEach((tag, index) => {
+    if (!isWellFormed(tag)) bad.push({ path: `/body/tags/${index}`, message: 'must be well-formed Unicode (no lone surrogates)' });
+  });
+  if (bad.length) throw validationError(`Ill-formed text: ${bad.map((b) => b.path).join(', ')} holds a lone UTF-16 surrogate`, bad);
+}
+
+/**
+ * A generated post held to the limits of one written through the API: what a model returns
+ * is cut at a word boundary where it is too long (a misbehaving model once returned 40 MiB of
+ * content), its tags trimmed to the allowed number and length, lone surrogates replaced.
+ */
+function fitGenerated(input: PostInput): PostInput {
+  const fit = (value: string | null | undefined, max: number) => (typeof value === 'string' ? truncateAtWord(toWellFormed(value), max) : value);
+  const title = fit(input.title.trim(), MAX_TITLE_LENGTH)!;
+  return {
+    ...input,
+    title: hasVisibleCharacter(title) ? title : 'Untitled',
+    description: fit(input.description, MAX_DESCRIPTION_LENGTH),
+    content: fit(input.content, MAX_CONTENT_LENGTH),
+    category: fit(input.category, MAX_CATEGORY_LENGTH),
+    authorId: fit(input.authorId, MAX_AUTHOR_ID_LENGTH),
+    tags: distinctTags((input.tags ?? []).map((tag) => fit(tag, MAX_TAG_LENGTH)!)).slice(0, MAX_TAGS),
+  };
 }
 
 const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
@@ -125,7 +179,9 @@ function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: st
  * Inserts a post. Runs inside a synchronous transaction so the slug check and the insert are
  * one step; callers that already hold a transaction pass it as `db`.
  */
-function insertPost(db: Executor, siteId: string, input: PostInput, origin: PostOrigin, changed: ChangeRecorder, now = new Date()): PostRow {
+function insertPost(db: Executor, siteId: string, given: PostInput, origin: PostOrigin, changed: ChangeRecorder, now = new Date()): PostRow {
+  const input = origin.generatorProvider ? fitGenerated(given) : given;
+  checkWellFormed(input);
   const title = cleanTitle(input.title);
   const tags = cleanTags(input.tags);
   const isDraft = input.isDraft ?? true;
@@ -226,6 +282,7 @@ function updatePost(db: Executor, siteId: string, postId: string, patch: PostPat
   if (Object.values(patch).every((value) => value === undefined)) {
     throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility');
   }
+  checkWellFormed(patch);
   return db.transaction((tx) => {
     const current = getPost(tx, siteId, postId);
     const changes: Partial<PostRow> = {};

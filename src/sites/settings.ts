@@ -2,6 +2,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { sites, type Site } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
+import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
 import {
   MAX_HANDLE_LENGTH,
   MAX_POSTS_PER_PAGE,
@@ -69,11 +70,14 @@ export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSett
     if (patch.name !== undefined) {
       const name = patch.name.trim();
       if (!name || name.length > MAX_SITE_NAME_LENGTH) throw invalid('name', `must be 1-${MAX_SITE_NAME_LENGTH} characters`);
+      if (!hasVisibleCharacter(name)) throw invalid('name', 'must have at least one visible character');
+      if (!isWellFormed(name)) throw invalid('name', 'must be well-formed Unicode (no lone surrogates)');
       changes.name = name;
     }
     if (patch.description !== undefined) {
       const description = patch.description?.trim() || null;
       if (description && description.length > MAX_SITE_DESCRIPTION_LENGTH) throw invalid('description', `must be at most ${MAX_SITE_DESCRIPTION_LENGTH} characters`);
+      if (description && !isWellFormed(description)) throw invalid('description', 'must be well-formed Unicode (no lone surrogates)');
       changes.description = description;
     }
     if (patch.handle !== undefined && patch.handle !== current.handle) {

@@ -24,7 +24,8 @@ export interface Task {
   createdAt: Date;
 }
 
-function toTask(row: JobRow): Task {
+/** A `generate-post` job as the API shows it (also in webhook payloads). */
+export function toTask(row: JobRow): Task {
   const { payload, result } = row as Job<GeneratePostPayload> & { result: GeneratePostResult | null };
   return {
     id: row.id,

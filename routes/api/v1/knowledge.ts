@@ -50,7 +50,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
         consumes: ['multipart/form-data'],
         response: { 201: KnowledgeUploadResponse, ...errorResponses },
       },
-      config: { multipartBody: KnowledgeUploadBody },
+      config: { multipartBody: KnowledgeUploadBody, idempotent: true },
     },
     async (request, reply) => {
       const row = await app.knowledge.upload(request.site.id, request.parts()).catch((error: unknown) => {

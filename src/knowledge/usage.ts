@@ -1,0 +1,69 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import { formatSize } from './storage.js';
+
+/**
+ * Database bytes per byte of chunk text: the chunk row, its FTS5 index entries and the
+ * indexes on the chunks table. Measured on English prose: 5 MB of plain text makes 5.8 MB of
+ * chunk text (overlap and file-name headers) and grows the database by 9.9 MB.
+ */
+export const INDEX_BYTES_PER_TEXT_BYTE = 1.75;
+
+/**
+ * What a site's knowledge base takes on disk: its stored files plus their index, estimated
+ * from the bytes of chunk text (the FTS5 index cannot be measured per site). The text total
+ * of a site is computed once (one pass over its chunks) and then kept up to date by the
+ * indexer, so checking the quota on every upload costs one small query.
+ */
+export class SiteStorageUsage {
+  private readonly textBytes = new Map<string, number>();
+
+  constructor(private readonly db: Executor) {}
+
+  /** Stored files plus their index, in bytes. */
+  usage(siteId: string): number {
+    const files = this.db
+      .select({ bytes: sql<number>`coalesce(sum(${knowledgeFiles.sizeBytes}), 0)` })
+      .from(knowledgeFiles)
+      .where(eq(knowledgeFiles.siteId, siteId))
+      .get()!.bytes;
+    return files + Math.round(this.chunkTextBytes(siteId) * INDEX_BYTES_PER_TEXT_BYTE);
+  }
+
+  /** The indexer wrote chunks of `bytes` of text for the site. */
+  added(siteId: string, bytes: number): void {
+    const known = this.textBytes.get(siteId);
+    if (known !== undefined) this.textBytes.set(siteId, known + bytes);
+  }
+
+  /** Chunks went away (a file deleted, or failed): counted again at the next look. */
+  changed(siteId: string): void {
+    this.textBytes.delete(siteId);
+  }
+
+  private chunkTextBytes(siteId: string): number {
+    let bytes = this.textBytes.get(siteId);
+    if (bytes === undefined) {
+      bytes = this.db
+        .select({ bytes: sql<number>`coalesce(sum(length(cast(${knowledgeChunks.text} as blob))), 0)` })
+        .from(knowledgeChunks)
+        .where(eq(knowledgeChunks.siteId, siteId))
+        .get()!.bytes;
+      this.textBytes.set(siteId, bytes);
+    }
+    return bytes;
+  }
+}
+
+/** 413 naming what the site uses and its quota. */
+export function quotaExceeded(usageBytes: number, quotaBytes: number, uploadBytes?: number): AppError {
+  const upload = uploadBytes === undefined ? '' : `; this file (${formatSize(uploadBytes)}) does not fit`;
+  return new AppError(
+    413,
+    'QUOTA_EXCEEDED',
+    `The site's knowledge base uses ${formatSize(usageBytes)} of its ${formatSize(quotaBytes)} storage quota (files plus their index)${upload}. Delete files to make room`,
+    { usageBytes, quotaBytes, ...(uploadBytes === undefined ? {} : { fileBytes: uploadBytes }) },
+  );
+}

@@ -1,0 +1,83 @@
+import type { KnowledgeFileRow, PostRow } from '../db/schema.js';
+import { formatSize } from '../knowledge/storage.js';
+import type { WebhookEvent } from '../limits.js';
+import type { PostChange } from '../posts/service.js';
+import type { Task } from '../tasks/service.js';
+
+/**
+ * What a webhook delivers: `{ type, timestamp, data }` (the Standard Webhooks shape), where
+ * `data` holds the resource as the API shows it (`post`, `task` or `knowledge`) and the `site`
+ * ({ id, name }), as in the API's own answers.
+ */
+export interface EventPayload {
+  type: WebhookEvent;
+  timestamp: string;
+  data: Record<string, unknown> & { site: { id: string; name: string } };
+}
+
+/** A post as GET /api/v1/posts/:id shows it. */
+export const postResource = (post: PostRow) => ({
+  id: post.id,
+  slug: post.slug,
+  title: post.title,
+  description: post.description,
+  content: post.content,
+  category: post.category,
+  tags: post.tags,
+  cta: null,
+  authorId: post.authorId,
+  isDraft: post.isDraft,
+  visibility: post.visibility,
+  publishedAt: post.publishedAt,
+  createdAt: post.createdAt,
+  updatedAt: post.updatedAt,
+});
+
+/** A knowledge file as GET /api/v1/knowledge/:id shows it. */
+export const knowledgeResource = (row: KnowledgeFileRow) => ({
+  id: row.id,
+  name: row.name,
+  type: row.mediaType,
+  status: row.status,
+  size: formatSize(row.sizeBytes),
+  lastUpdated: row.updatedAt,
+  s3Key: row.storageKey,
+  error: row.error,
+  chunkCount: row.chunkCount,
+  createdAt: row.createdAt,
+});
+
+/** A task as GET /api/v1/tasks/:id shows it. */
+export const taskResource = (task: Task) => ({ ...task });
+
+// Fields whose change is an edit (`post.updated`); isDraft is publishing, the rest bookkeeping.
+const EDITED_FIELDS = ['title', 'slug', 'description', 'content', 'category', 'tags', 'authorId', 'visibility'] as const;
+
+/** The fields an edit changed, with their values before it. */
+export function changedFields(before: PostRow, after: PostRow): Partial<PostRow> {
+  const previous: Record<string, unknown> = {};
+  for (const field of EDITED_FIELDS) {
+    const was = before[field];
+    const is = after[field];
+    if (Array.isArray(was) && Array.isArray(is) ? was.length !== is.length || was.some((tag, i) => tag !== is[i]) : was !== is) previous[field] = was;
+  }
+  return previous as Partial<PostRow>;
+}
+
+/**
+ * The events one post change makes: a create (also `post.published` when it is created
+ * published), a delete, publishing or unpublishing (isDraft flipped), and an edit of any
+ * other field; an edit that also publishes makes both.
+ */
+export function postEvents(change: PostChange): { type: WebhookEvent; post: PostRow; previous?: Partial<PostRow> }[] {
+  const { before, after } = change;
+  if (!before && after) return [{ type: 'post.created', post: after }, ...(after.isDraft ? [] : [{ type: 'post.published' as const, post: after }])];
+  if (before && !after) return [{ type: 'post.deleted', post: before }];
+  if (!before || !after) return [];
+  const events: { type: WebhookEvent; post: PostRow; previous?: Partial<PostRow> }[] = [];
+  const previous = changedFields(before, after);
+  if (Object.keys(previous).length > 0) events.push({ type: 'post.updated', post: after, previous });
+  if (before.isDraft && !after.isDraft) events.push({ type: 'post.published', post: after });
+  if (!before.isDraft && after.isDraft) events.push({ type: 'post.unpublished', post: after });
+  return events;
+}
