@@ -17,6 +17,12 @@ export type Db = BetterSQLite3Database<typeof schema>;
  */
 export type Executor = BaseSQLiteDatabase<'sync', Database.RunResult, typeof schema>;
 
+/**
+ * For transactions that read before they write: the write lock is taken at BEGIN (waiting on
+ * the busy timeout), so the write cannot fail later for a snapshot another process has moved on.
+ */
+export const WRITE_TRANSACTION = { behavior: 'immediate' } as const;
+
 export interface DbHandle {
   db: Db;
   /** Changes exactly when another connection (the admin CLI, say) has committed. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, lt, lte, notInArray, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import { WRITE_TRANSACTION, type Executor } from '../db/client.js';
 import { jobs, type JobRow } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
 import type { JobStatus } from '../limits.js';
@@ -268,7 +268,7 @@ export class JobQueue {
         .where(eq(jobs.id, jobId))
         .run();
       return true;
-    });
+    }, WRITE_TRANSACTION);
   }
 
   /**

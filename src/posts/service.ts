@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import { WRITE_TRANSACTION, type Executor } from '../db/client.js';
 import { postCounts, postSlugRedirects, posts, slugCounters, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import {
@@ -246,7 +246,7 @@ function togglePost(db: Executor, siteId: string, postId: string, changed: Chang
     const after = { ...current, ...changes };
     changed(tx, { siteId, before: current, after, at: now });
     return after;
-  });
+  }, WRITE_TRANSACTION);
 }
 
 /** A slug a client asks for: already in slug form, within 80 characters, not a reserved word. */
@@ -317,7 +317,7 @@ function updatePost(db: Executor, siteId: string, postId: string, patch: PostPat
     const after = { ...current, ...changes };
     changed(tx, { siteId, before: current, after, at: now });
     return after;
-  });
+  }, WRITE_TRANSACTION);
 }
 
 /** Deletes a post for good (its redirects with it). Tasks that made it keep their record; their postId then dangles on purpose. */
@@ -326,7 +326,7 @@ function deletePost(db: Executor, siteId: string, postId: string, changed: Chang
     const current = getPost(tx, siteId, postId);
     tx.delete(posts).where(eq(posts.id, postId)).run();
     changed(tx, { siteId, before: current, after: null, at: now });
-  });
+  }, WRITE_TRANSACTION);
 }
 
 /** Which count a post is in: drafts, public or unlisted (null: it does not exist). */
@@ -456,7 +456,7 @@ export class PostService {
   };
 
   async create(siteId: string, input: PostInput, origin: PostOrigin = {}): Promise<PostRow> {
-    return this.db.transaction((tx) => insertPost(tx, siteId, input, origin, this.changed));
+    return this.db.transaction((tx) => insertPost(tx, siteId, input, origin, this.changed), WRITE_TRANSACTION);
   }
 
   /** Inserts inside a caller's transaction (a job committing its post with its own success). */
