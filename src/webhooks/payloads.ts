@@ -1,6 +1,7 @@
-import type { KnowledgeFileRow, PostRow } from '../db/schema.js';
-import { formatSize } from '../knowledge/storage.js';
+import type { PostRow } from '../db/schema.js';
 import type { WebhookEvent } from '../limits.js';
+export { knowledgeResource } from '../knowledge/view.js';
+export { postResource } from '../posts/view.js';
 import type { PostChange } from '../posts/service.js';
 import type { Task } from '../tasks/service.js';
 
@@ -14,38 +15,6 @@ export interface EventPayload {
   timestamp: string;
   data: Record<string, unknown> & { site: { id: string; name: string } };
 }
-
-/** A post as GET /api/v1/posts/:id shows it. */
-export const postResource = (post: PostRow) => ({
-  id: post.id,
-  slug: post.slug,
-  title: post.title,
-  description: post.description,
-  content: post.content,
-  category: post.category,
-  tags: post.tags,
-  cta: null,
-  authorId: post.authorId,
-  isDraft: post.isDraft,
-  visibility: post.visibility,
-  publishedAt: post.publishedAt,
-  createdAt: post.createdAt,
-  updatedAt: post.updatedAt,
-});
-
-/** A knowledge file as GET /api/v1/knowledge/:id shows it. */
-export const knowledgeResource = (row: KnowledgeFileRow) => ({
-  id: row.id,
-  name: row.name,
-  type: row.mediaType,
-  status: row.status,
-  size: formatSize(row.sizeBytes),
-  lastUpdated: row.updatedAt,
-  s3Key: row.storageKey,
-  error: row.error,
-  chunkCount: row.chunkCount,
-  createdAt: row.createdAt,
-});
 
 /** A task as GET /api/v1/tasks/:id shows it. */
 export const taskResource = (task: Task) => ({ ...task });

@@ -3,8 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../src/errors.js';
 import { MAX_FILE_BYTES } from '../../../src/limits.js';
-import type { KnowledgeFileRow } from '../../../src/knowledge/service.js';
-import { formatSize } from '../../../src/knowledge/storage.js';
+import { knowledgeResource } from '../../../src/knowledge/view.js';
 import { KnowledgeUploadBody } from '../../../plugins/openapi.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import {
@@ -16,19 +15,6 @@ import {
   KnowledgeSearchResponse,
   KnowledgeUploadResponse,
 } from '../../../src/schemas/knowledge.js';
-
-export const knowledgeView = (row: KnowledgeFileRow) => ({
-  id: row.id,
-  name: row.name,
-  type: row.mediaType,
-  status: row.status,
-  size: formatSize(row.sizeBytes),
-  lastUpdated: row.updatedAt,
-  s3Key: row.storageKey,
-  error: row.error,
-  chunkCount: row.chunkCount,
-  createdAt: row.createdAt,
-});
 
 const tags = ['knowledge'];
 
@@ -56,7 +42,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
       const row = await app.knowledge.upload(request.site.id, request.parts()).catch((error: unknown) => {
         throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
       });
-      return reply.code(201).send({ success: true, data: { message: 'File uploaded successfully', knowledge: knowledgeView(row), site: request.site } });
+      return reply.code(201).send({ success: true, data: { message: 'File uploaded successfully', knowledge: knowledgeResource(row), site: request.site } });
     },
   );
 
@@ -65,7 +51,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
     { schema: { tags, operationId: 'listKnowledge', summary: 'List knowledge files', querystring: KnowledgeListQuery, response: { 200: KnowledgeListResponse, ...errorResponses } } },
     async (request) => {
       const page = await app.knowledge.list(request.site.id, request.query.page, request.query.limit);
-      return { success: true as const, data: { items: page.items.map(knowledgeView), pagination: page.pagination, site: request.site } };
+      return { success: true as const, data: { items: page.items.map(knowledgeResource), pagination: page.pagination, site: request.site } };
     },
   );
 
@@ -87,7 +73,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
     { schema: { tags, operationId: 'getKnowledge', summary: 'Retrieve a knowledge file', params: IdParams, response: { 200: KnowledgeDetailResponse, ...errorResponses } } },
     async (request) => {
       const row = await app.knowledge.get(request.site.id, request.params.id);
-      return { success: true as const, data: { message: 'Knowledge item retrieved successfully', knowledge: knowledgeView(row), site: request.site } };
+      return { success: true as const, data: { message: 'Knowledge item retrieved successfully', knowledge: knowledgeResource(row), site: request.site } };
     },
   );
 

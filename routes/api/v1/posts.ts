@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { validationError } from '../../../src/errors.js';
 import { cleanTopic } from '../../../src/generation/grounded.js';
-import type { PostRow } from '../../../src/posts/service.js';
+import { postResource } from '../../../src/posts/view.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import {
@@ -16,8 +16,6 @@ import {
   PostToggledResponse,
 } from '../../../src/schemas/posts.js';
 
-/** Every stored field a response may show; each route's response schema picks its own subset. */
-export const postView = (post: PostRow) => ({ ...post, cta: null });
 
 const tags = ['posts'];
 
@@ -30,7 +28,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
     { schema: { tags, operationId: 'createPost', summary: 'Create a post', description: 'A draft unless `isDraft` is false; the slug comes from the title.', body: CreatePostBody, response: { 201: PostCreatedResponse, ...errorResponses } }, config: { idempotent: true } },
     async (request, reply) => {
       const post = await app.posts.create(request.site.id, request.body);
-      return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postView(post), site: request.site } });
+      return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postResource(post), site: request.site } });
     },
   );
 
@@ -55,7 +53,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
         const post = await app.writer.write(request.site.id, { ...request.body, topic }, abort.signal);
         return reply.code(201).send({
           message: 'Post generated successfully',
-          post: postView(post),
+          post: postResource(post),
           site: request.site,
           timestamp: new Date(),
           api: { version: 'v1', status: 'stable' },
@@ -89,7 +87,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
     { schema: { tags, operationId: 'listPosts', summary: 'List posts', description: 'Newest first. Without `status`, drafts and public posts; filters fold case and accents.', querystring: ListPostsQuery, response: { 200: PostListResponse, ...errorResponses } } },
     async (request) => {
       const page = await app.posts.list(request.site.id, request.query);
-      return { success: true as const, data: { posts: page.items.map(postView), pagination: page.pagination, site: request.site } };
+      return { success: true as const, data: { posts: page.items.map(postResource), pagination: page.pagination, site: request.site } };
     },
   );
 
@@ -98,7 +96,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
     { schema: { tags, operationId: 'getPost', summary: 'Retrieve a post', params: IdParams, response: { 200: PostDetailResponse, ...errorResponses } } },
     async (request) => {
       const post = await app.posts.get(request.site.id, request.params.id);
-      return { success: true as const, data: { message: 'Post retrieved successfully', post: postView(post), site: request.site } };
+      return { success: true as const, data: { message: 'Post retrieved successfully', post: postResource(post), site: request.site } };
     },
   );
 
@@ -125,7 +123,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
     },
     async (request) => {
       const post = await app.posts.update(request.site.id, request.params.id, request.body);
-      return { success: true as const, data: { message: 'Post updated successfully', post: postView(post), site: request.site } };
+      return { success: true as const, data: { message: 'Post updated successfully', post: postResource(post), site: request.site } };
     },
   );
 
