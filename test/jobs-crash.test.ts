@@ -1,32 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import t from 'tap';
-import { BOOTSTRAP_KEY, failedStart, spawnServer, tempDataDir, waitFor } from './helpers/app.js';
+import { BOOTSTRAP_KEY, failedStart, spawnServer, startService, tempDataDir, waitFor, type Service } from './helpers/app.js';
 import { startFakeOllama, streamAnswer, validPost } from './helpers/fake-ollama.js';
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-}
-
-/** Runs the real server (src/server.ts) in a child process and waits until it listens. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawnServer({ PORT: '0', LOG_LEVEL: 'info', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env });
-  child.stderr!.pipe(process.stderr);
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-      const match = output.match(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited early (${code}): ${output}`)));
-  });
-  child.stdout!.resume();
-  return { child, url, exited };
-}
 
 const api = (service: Service, url: string, init: RequestInit = {}) =>
   fetch(`${service.url}${url}`, { ...init, headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json', ...init.headers } }).then(

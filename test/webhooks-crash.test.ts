@@ -1,33 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
-import { BOOTSTRAP_KEY, spawnServer, tempDataDir, waitFor } from './helpers/app.js';
+import { BOOTSTRAP_KEY, startService, tempDataDir, waitFor, type Service } from './helpers/app.js';
 import { startReceiver } from './helpers/receiver.js';
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-}
-
-/** The real server (src/server.ts) in a child process, once it listens. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawnServer({ PORT: '0', LOG_LEVEL: 'warn', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env });
-  child.stderr!.pipe(process.stderr);
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-      const match = output.match(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited early (${code}): ${output}`)));
-  });
-  child.stdout!.resume();
-  return { child, url, exited };
-}
 
 const api = async (service: Service, path: string, init: RequestInit = {}) => {
   const res = await fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json', ...init.headers } });

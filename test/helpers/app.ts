@@ -101,6 +101,30 @@ export function spawnServer(env: Record<string, string>): ChildProcess {
   });
 }
 
+export interface Service {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
+
+/** The real server in a child process, once it listens (it logs its address at info level). */
+export async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawnServer({ PORT: '0', LOG_LEVEL: 'info', BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, ...env });
+  child.stderr!.pipe(process.stderr);
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`service exited early (${code}): ${output}`)));
+  });
+  child.stdout!.resume();
+  return { child, url, exited };
+}
+
 /** Waits for a child that should fail to start: its exit code and what it wrote to stderr. */
 export async function failedStart(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';
