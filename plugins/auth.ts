@@ -1,5 +1,4 @@
-import bearerAuth from '@fastify/bearer-auth';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
 import type { SiteRef } from '../src/sites/keys.js';
@@ -11,36 +10,42 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     site: SiteRef;
+    /** The id of the API key that authenticated the request (what per-key rate limits count). */
+    apiKeyId: string | null;
   }
 }
 
 const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer <API_KEY>');
 
+// `Bearer <key>`; the scheme name is case-insensitive in HTTP.
+const BEARER = /^bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  return header === undefined ? null : (BEARER.exec(header)?.[1] ?? null);
+}
+
 export default fp(
   async function authPlugin(app: FastifyInstance) {
     app.decorateRequest('site', null as unknown as SiteRef);
+    app.decorateRequest('apiKeyId', null);
 
-    await app.register(bearerAuth, {
-      keys: [],
-      addHook: false,
-      // The scheme name is case-insensitive in HTTP: accept `bearer` as well as `Bearer`.
-      specCompliance: 'rfc6749',
-      verifyErrorLogLevel: 'debug',
-      auth(key, request) {
-        const found = app.sites.authenticate(key);
-        if (!found) return false;
-        request.site = found.site;
-        return true;
-      },
-    });
-
-    app.decorate('requireSite', function requireSite(request, reply, done) {
-      app.verifyBearerAuth!(request, reply, (error) => {
-        // The plugin's own refusals (missing, malformed, unknown key) are 401; anything else
-        // thrown while looking the key up is a server fault and must not pass for a bad key.
-        if (!error) return done();
-        done((error as { code?: string }).code?.startsWith('FST_BEARER_AUTH') ? unauthorized() : error);
-      });
+    app.decorate('requireSite', function requireSite(request, _reply, done) {
+      const token = bearerToken(request);
+      if (token === null) return done(unauthorized());
+      // A failure looking the key up is a server fault and must not pass for a bad key: it
+      // propagates to the error handler as it is.
+      let found;
+      try {
+        found = app.sites.authenticate(token);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (!found) return done(unauthorized());
+      request.site = found.site;
+      request.apiKeyId = found.keyId;
+      done();
     } as onRequestHookHandler);
   },
   { name: 'auth', dependencies: ['sites'] },

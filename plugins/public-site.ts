@@ -27,6 +27,9 @@ function notModified(request: FastifyRequest, response: PublicResponse): boolean
 /** What readers see: the public pages, feeds and content API, templates registered with @fastify/view. */
 export default fp(
   async function publicSitePlugin(app: FastifyInstance) {
+    // @fastify/view adds an onRequest hook to every route to give each reply `locals`, unless
+    // the decorator exists: the templates take their data as an argument and need none.
+    app.decorateReply('locals', null);
     await registerSiteViews(app);
     const service = new PublicSiteService(app.database.db, app.config.publicBaseUrl);
     app.decorate('publicSite', service);

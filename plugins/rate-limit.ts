@@ -2,7 +2,6 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
-import { hashKey } from '../src/sites/keys.js';
 
 export type RateLimitPolicy = 'api' | 'generate' | 'public';
 
@@ -15,19 +14,13 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^bearer\s+(\S+)\s*$/i;
-
 /**
  * Who a request counts against: its API key (requests authenticated by requireSite, which
  * runs before this), else the client's address (public pages, feeds, the content API,
- * /health). Keys are counted by their hash, the same the database stores.
+ * /health).
  */
 function rateKey(request: FastifyRequest): string {
-  if (request.site) {
-    const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
-    if (token) return `key:${hashKey(token)}`;
-  }
-  return `ip:${request.ip}`;
+  return request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`;
 }
 
 /**

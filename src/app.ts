@@ -1,4 +1,4 @@
-import type { ServerOptions } from 'node:http';
+import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -47,6 +47,8 @@ const JSON_BODY_LIMIT = 1024 * 1024;
 
 /** A body that sends nothing for this long is cut off (at most; shorter with a short REQUEST_TIMEOUT_MS). */
 const BODY_IDLE_TIMEOUT_MS = 30_000;
+/** A request without Content-Length or Transfer-Encoding has no body to wait for. */
+const hasBody = (raw: IncomingMessage) => raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] ?? '0') !== '0';
 const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Math.max(500, Math.floor(config.requestTimeoutMs / 2)));
 
 /** Options of the Fastify instance the app is registered on (they cannot be set from a plugin). */
@@ -114,7 +116,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   app.addHook('onRequest', (request, _reply, done) => {
     const { raw } = request;
     const socket = raw.socket as Socket | undefined;
-    if (!socket || raw.complete || typeof socket.setTimeout !== 'function') return done();
+    if (!hasBody(raw) || !socket || raw.complete || typeof socket.setTimeout !== 'function') return done();
     socket.setTimeout(idleMs);
     raw.once('timeout', () => clientErrorHandler.call(app, Object.assign(new Error('request body idle'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket));
     raw.once('end', () => socket.setTimeout(0));

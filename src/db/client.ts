@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
@@ -22,6 +23,42 @@ export type Executor = BaseSQLiteDatabase<'sync', Database.RunResult, typeof sch
  * the busy timeout), so the write cannot fail later for a snapshot another process has moved on.
  */
 export const WRITE_TRANSACTION = { behavior: 'immediate' } as const;
+
+/**
+ * A statement built once per connection and reused: preparing is most of a small query's cost
+ * (Drizzle builds the SQL, SQLite compiles it). A transaction runs on its database's
+ * connection, so a statement prepared once serves the database and all its transactions.
+ * `build` must be a module-level function (its identity is the cache key).
+ */
+const preparedStatements = new WeakMap<object, Map<(db: Executor) => unknown, unknown>>();
+
+export function prepared<T>(db: Executor, build: (db: Executor) => T): T {
+  // Drizzle's transactions share the session (and so the connection) of their database.
+  const connection = (db as unknown as { session: object }).session;
+  let statements = preparedStatements.get(connection);
+  if (!statements) preparedStatements.set(connection, (statements = new Map()));
+  let statement = statements.get(build) as T | undefined;
+  if (statement === undefined) statements.set(build, (statement = build(db)));
+  return statement;
+}
+
+/**
+ * An insert of whole rows prepared once: every column of `table` as a placeholder named like
+ * its field, filled by `driverRow`. (Drizzle's own placeholder encoding mishandles nulls.)
+ */
+export function placeholderRow<T extends Table>(table: T): { [K in keyof T['$inferInsert'] & string]: SQL } {
+  return Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, sql`${sql.placeholder(key)}`])) as never;
+}
+
+/** A row's values as the driver stores them (each column's own encoding; null stays null). */
+export function driverRow<T extends Table>(table: T, row: T['$inferInsert']): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = (row as Record<string, unknown>)[key];
+    values[key] = value === null || value === undefined ? null : column.mapToDriverValue(value);
+  }
+  return values;
+}
 
 export interface DbHandle {
   db: Db;

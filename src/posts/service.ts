@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import { WRITE_TRANSACTION, type Executor } from '../db/client.js';
+import { driverRow, placeholderRow, prepared, WRITE_TRANSACTION, type Executor } from '../db/client.js';
 import { postCounts, postSlugRedirects, posts, slugCounters, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import {
@@ -129,6 +129,32 @@ function highestSuffix(db: Executor, siteId: string, base: string): number {
   return row.n ?? 1;
 }
 
+// A post write runs these every time: each is prepared once (see `prepared`).
+const selectSlugHolder = (db: Executor) =>
+  db
+    .select({ id: posts.id })
+    .from(posts)
+    .where(and(eq(posts.siteId, sql.placeholder('siteId')), eq(posts.slug, sql.placeholder('slug'))))
+    .prepare();
+const selectSlugCounter = (db: Executor) =>
+  db
+    .select({ last: slugCounters.last })
+    .from(slugCounters)
+    .where(and(eq(slugCounters.siteId, sql.placeholder('siteId')), eq(slugCounters.base, sql.placeholder('base'))))
+    .prepare();
+const saveSlugCounter = (db: Executor) =>
+  db
+    .insert(slugCounters)
+    .values({ siteId: sql.placeholder('siteId'), base: sql.placeholder('base'), last: sql.placeholder('last') })
+    .onConflictDoUpdate({ target: [slugCounters.siteId, slugCounters.base], set: { last: sql`excluded.last` } })
+    .prepare();
+// Every column from the row's field of the same name (Drizzle encodes each value for its column).
+const insertPostRow = (db: Executor) =>
+  db
+    .insert(posts)
+    .values(placeholderRow(posts))
+    .prepare();
+
 /**
  * A slug free on the site: the base, else `<base>-N` past the last N given to that base. The
  * last N is kept per site and base (slug_counters), so a title that collides costs one indexed
@@ -139,30 +165,19 @@ function highestSuffix(db: Executor, siteId: string, base: string): number {
 function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: string): string {
   const base = slugify(title);
   const takenByOther = (slug: string) => {
-    const holder = db
-      .select({ id: posts.id })
-      .from(posts)
-      .where(and(eq(posts.siteId, siteId), eq(posts.slug, slug)))
-      .get();
+    const holder = prepared(db, selectSlugHolder).get({ siteId, slug });
     return holder !== undefined && holder.id !== exceptPostId;
   };
   // A reserved word (`api`, `tag`, ...) is never a slug: it counts as taken.
   if (!RESERVED_SLUGS.has(base) && !takenByOther(base)) return base;
-  const counter = db
-    .select({ last: slugCounters.last })
-    .from(slugCounters)
-    .where(and(eq(slugCounters.siteId, siteId), eq(slugCounters.base, base)))
-    .get();
+  const counter = prepared(db, selectSlugCounter).get({ siteId, base });
   let n = counter?.last ?? highestSuffix(db, siteId, base);
   let next: string;
   // A slug set by hand may already hold the next number: step past it.
   do next = `${base}-${++n}`;
   while (next.length <= MAX_SLUG_LENGTH && takenByOther(next));
   if (next.length <= MAX_SLUG_LENGTH) {
-    db.insert(slugCounters)
-      .values({ siteId, base, last: n })
-      .onConflictDoUpdate({ target: [slugCounters.siteId, slugCounters.base], set: { last: n } })
-      .run();
+    prepared(db, saveSlugCounter).run({ siteId, base, last: n });
     return next;
   }
   const prefix = base.slice(0, 70);
@@ -206,7 +221,7 @@ function insertPost(db: Executor, siteId: string, given: PostInput, origin: Post
     createdAt: now,
     updatedAt: now,
   };
-  db.insert(posts).values(row).run();
+  prepared(db, insertPostRow).run(driverRow(posts, row));
   changed(db, { siteId, before: null, after: row, at: now });
   return row;
 }
@@ -218,13 +233,8 @@ const selectPost = (db: Executor) =>
     .where(and(eq(posts.id, sql.placeholder('postId')), eq(posts.siteId, sql.placeholder('siteId'))))
     .prepare();
 
-// Reading one post is the hottest query: prepare it once per connection, not per request.
-const preparedSelectPost = new WeakMap<Executor, ReturnType<typeof selectPost>>();
-
 function getPost(db: Executor, siteId: string, postId: string): PostRow {
-  let query = preparedSelectPost.get(db);
-  if (!query) preparedSelectPost.set(db, (query = selectPost(db)));
-  const row = query.get({ postId, siteId });
+  const row = prepared(db, selectPost).get({ postId, siteId });
   if (!row) throw notFound('post');
   return row;
 }
@@ -336,6 +346,20 @@ function stateOf(post: PostRow | null): 'drafts' | 'public' | 'unlisted' | null 
   return post.visibility === 'public' ? 'public' : 'unlisted';
 }
 
+const addToCounts = (db: Executor) =>
+  db
+    .insert(postCounts)
+    .values({ siteId: sql.placeholder('siteId'), drafts: sql.placeholder('initialDrafts'), public: sql.placeholder('initialPublic'), unlisted: sql.placeholder('initialUnlisted') })
+    .onConflictDoUpdate({
+      target: postCounts.siteId,
+      set: {
+        drafts: sql`${postCounts.drafts} + ${sql.placeholder('drafts')}`,
+        public: sql`${postCounts.public} + ${sql.placeholder('public')}`,
+        unlisted: sql`${postCounts.unlisted} + ${sql.placeholder('unlisted')}`,
+      },
+    })
+    .prepare();
+
 /** Keeps the site's post counts in the transaction of a change. */
 function countChange(tx: Executor, change: PostChange): void {
   const before = stateOf(change.before);
@@ -344,21 +368,19 @@ function countChange(tx: Executor, change: PostChange): void {
   const delta = { drafts: 0, public: 0, unlisted: 0 };
   if (before) delta[before] -= 1;
   if (after) delta[after] += 1;
-  tx.insert(postCounts)
-    .values({ siteId: change.siteId, drafts: Math.max(delta.drafts, 0), public: Math.max(delta.public, 0), unlisted: Math.max(delta.unlisted, 0) })
-    .onConflictDoUpdate({
-      target: postCounts.siteId,
-      set: {
-        drafts: sql`${postCounts.drafts} + ${delta.drafts}`,
-        public: sql`${postCounts.public} + ${delta.public}`,
-        unlisted: sql`${postCounts.unlisted} + ${delta.unlisted}`,
-      },
-    })
-    .run();
+  prepared(tx, addToCounts).run({
+    siteId: change.siteId,
+    ...delta,
+    initialDrafts: Math.max(delta.drafts, 0),
+    initialPublic: Math.max(delta.public, 0),
+    initialUnlisted: Math.max(delta.unlisted, 0),
+  });
 }
 
+const selectCounts = (db: Executor) => db.select().from(postCounts).where(eq(postCounts.siteId, sql.placeholder('siteId'))).prepare();
+
 function countByState(db: Executor, siteId: string, status: PostListStatus | undefined): number {
-  const counts = db.select().from(postCounts).where(eq(postCounts.siteId, siteId)).get();
+  const counts = prepared(db, selectCounts).get({ siteId });
   if (!counts) return 0;
   switch (status) {
     case 'draft':

@@ -7,10 +7,16 @@ import { findActiveKey, hashKey, revokeKey, type AuthenticatedKey } from './keys
  * Revocation must take effect at once, also when the admin CLI revokes a key from another
  * process. SQLite's `PRAGMA data_version` changes exactly when another connection has
  * committed, and reading it touches no table, so the cache is dropped whenever it moves.
+ * It is read once per turn of the event loop: the requests parsed in one turn arrived
+ * together, and a busy server would otherwise spend a statement per request on it.
  */
 export class KeyAuthenticator {
   private readonly cache = new Map<string, AuthenticatedKey | null>();
   private dataVersion: number;
+  private versionReadThisTurn = false;
+  private readonly nextTurn = () => {
+    this.versionReadThisTurn = false;
+  };
 
   constructor(
     private readonly db: Executor,
@@ -21,10 +27,14 @@ export class KeyAuthenticator {
   }
 
   authenticate(key: string): AuthenticatedKey | undefined {
-    const version = this.readDataVersion();
-    if (version !== this.dataVersion) {
-      this.cache.clear();
-      this.dataVersion = version;
+    if (!this.versionReadThisTurn) {
+      this.versionReadThisTurn = true;
+      setImmediate(this.nextTurn);
+      const version = this.readDataVersion();
+      if (version !== this.dataVersion) {
+        this.cache.clear();
+        this.dataVersion = version;
+      }
     }
     const hash = hashKey(key);
     if (this.cache.has(hash)) {

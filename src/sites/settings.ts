@@ -1,5 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import { prepared, type Executor } from '../db/client.js';
 import { sites, type Site } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
@@ -52,11 +52,17 @@ function checkHandle(handle: string): string {
 }
 
 /** Records that what the site shows readers changed: cached pages of the older version are stale. */
+const moveContentVersion = (db: Executor) =>
+  db
+    .update(sites)
+    // `now` is passed as stored: epoch milliseconds.
+    .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: sql`${sql.placeholder('now')}` })
+    .where(eq(sites.id, sql.placeholder('siteId')))
+    .prepare();
+
 export function touchSiteContent(db: Executor, siteId: string, now = new Date()): void {
-  db.update(sites)
-    .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: now })
-    .where(eq(sites.id, siteId))
-    .run();
+  // Every post write runs it: prepared once.
+  prepared(db, moveContentVersion).run({ siteId, now: now.getTime() });
 }
 
 export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSettingsPatch, now = new Date()): Site {
