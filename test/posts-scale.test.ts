@@ -61,3 +61,26 @@ t.test('list totals come from counts every write keeps, equal to counting the ro
   }
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts?status=all&q=post' })).json().data.pagination.total, 4, 'a filtered list counts its rows (one was retitled)');
 });
+
+t.test('posts created in one millisecond get distinct creation times, and a list page needs no sort of the rows before it', async (t) => {
+  const ctx = await buildTestApp(t);
+  const future = Date.now() + 60_000;
+  const first = await create(ctx, { title: 'From the future' });
+  ctx.sqlite.prepare('update posts set created_at = ? where id = ?').run(future, first.id);
+  const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => create(ctx, { title: `Burst ${i}`, isDraft: i % 2 === 0 })));
+  const times = burst.map((post) => Date.parse(post.createdAt)).sort((a, b) => a - b);
+  t.same(times, [future + 1, future + 2, future + 3, future + 4, future + 5], 'each a millisecond past the newest post');
+  const listed = (await ctx.call({ method: 'GET', url: '/api/v1/posts?limit=10' })).json().data.posts.map((post: { createdAt: string }) => Date.parse(post.createdAt));
+  t.same(listed, [...times].reverse().concat(future), 'newest first');
+
+  const { listPageQuery } = await import('../src/posts/service.js');
+  for (const status of [undefined, 'draft', 'published', 'unlisted', 'all'] as const) {
+    const { sql, params } = listPageQuery(ctx.app.database.db, ctx.site.id, { page: 1, limit: 20, status }, 5000).toSQL();
+    const plan = ctx.sqlite
+      .prepare(`explain query plan ${sql}`)
+      .all(...params)
+      .map((row) => (row as { detail: string }).detail);
+    t.ok(plan.some((line) => /SEARCH posts USING COVERING INDEX posts_site_list_idx \(site_id=\?\)/.test(line)), `status ${status}: the page is found in the list index`);
+    t.equal(plan.filter((line) => line.includes('TEMP B-TREE')).length, 1, `status ${status}: only the page's own rows are sorted`);
+  }
+});

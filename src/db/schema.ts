@@ -72,8 +72,8 @@ export const posts = sqliteTable(
   (t) => [
     uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
     uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
-    // Lists count and page through this index alone (it holds the status filters), newest
-    // first, with its hidden rowid breaking ties in insertion order.
+    // Lists page through this index alone (it holds the status filters), newest first:
+    // creation times are unique per site, so its order is the list's without a sort.
     index('posts_site_list_idx').on(t.siteId, t.createdAt, t.isDraft, t.visibility),
     // The public site lists published public posts newest first by publication.
     index('posts_site_public_idx').on(t.siteId, t.isDraft, t.visibility, t.publishedAt),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, lt, max, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { driverRow, placeholderRow, prepared, WRITE_TRANSACTION, type Executor } from '../db/client.js';
 import { postCounts, postSlugRedirects, posts, slugCounters, type PostRow } from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
@@ -12,6 +12,7 @@ import {
   MAX_TAG_LENGTH,
   MAX_TAGS,
   MAX_TITLE_LENGTH,
+  POST_LIST_STATUSES,
   RESERVED_SLUGS,
   type PostListStatus,
   type Visibility,
@@ -194,7 +195,25 @@ function freeSlug(db: Executor, siteId: string, title: string, exceptPostId?: st
  * Inserts a post. Runs inside a synchronous transaction so the slug check and the insert are
  * one step; callers that already hold a transaction pass it as `db`.
  */
-function insertPost(db: Executor, siteId: string, given: PostInput, origin: PostOrigin, changed: ChangeRecorder, now = new Date()): PostRow {
+const selectLatestCreatedAt = (db: Executor) =>
+  db
+    .select({ latest: max(posts.createdAt) })
+    .from(posts)
+    .where(eq(posts.siteId, sql.placeholder('siteId')))
+    .prepare();
+
+/**
+ * A post's creation time: now, or a millisecond past the site's newest post when that is not
+ * earlier. No two posts of a site share a creation time, so "newest first" is a total order
+ * the list index holds as it is (no sort to break ties, whatever the page's depth).
+ */
+function nextCreatedAt(db: Executor, siteId: string, now: Date): Date {
+  const latest = prepared(db, selectLatestCreatedAt).get({ siteId })?.latest;
+  return latest && latest.getTime() >= now.getTime() ? new Date(latest.getTime() + 1) : now;
+}
+
+function insertPost(db: Executor, siteId: string, given: PostInput, origin: PostOrigin, changed: ChangeRecorder, at = new Date()): PostRow {
+  const now = nextCreatedAt(db, siteId, at);
   const input = origin.generatorProvider ? fitGenerated(given) : given;
   checkWellFormed(input);
   const title = cleanTitle(input.title);
@@ -398,58 +417,79 @@ function countByState(db: Executor, siteId: string, status: PostListStatus | und
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow> {
-  const filters: SQL[] = [eq(posts.siteId, siteId)];
-  switch (query.status) {
+/** Which posts a status lists: omitted, drafts and public posts. */
+function statusFilter(status: PostListStatus | undefined): SQL | undefined {
+  switch (status) {
     case 'draft':
-      filters.push(eq(posts.isDraft, true));
-      break;
+      return eq(posts.isDraft, true);
     case 'published':
-      filters.push(eq(posts.isDraft, false), eq(posts.visibility, 'public'));
-      break;
+      return and(eq(posts.isDraft, false), eq(posts.visibility, 'public'));
     case 'unlisted':
-      filters.push(eq(posts.isDraft, false), eq(posts.visibility, 'unlisted'));
-      break;
+      return and(eq(posts.isDraft, false), eq(posts.visibility, 'unlisted'));
     case 'all':
-      break;
+      return undefined;
     default:
-      filters.push(or(eq(posts.isDraft, true), eq(posts.visibility, 'public'))!);
+      return or(eq(posts.isDraft, true), eq(posts.visibility, 'public'));
   }
-  // Filters and search fold case and accents, like slugs do.
+}
+
+/** Filters and search fold case and accents, like slugs do. */
+function searchFilters(query: ListQuery): SQL[] {
+  const filters: SQL[] = [];
   if (query.category) filters.push(sql`fold(${posts.category}) = fold(${query.category})`);
   if (query.tag) filters.push(sql`exists (select 1 from json_each(${posts.tags}) where fold(json_each.value) = fold(${query.tag}))`);
   if (query.q) {
     const pattern = `%${escapeLike(foldText(query.q))}%`;
     filters.push(sql`(fold(${posts.title}) like ${pattern} escape '\\' or fold(${posts.description}) like ${pattern} escape '\\')`);
   }
-  const where = and(...filters);
-  const filtered = query.category || query.tag || query.q;
+  return filters;
+}
+
+// Newest first. Creation times are unique per site (see nextCreatedAt), so this is a total
+// order the list index holds as it is: a page needs no sort however deep it is. (A tie-break
+// term would make SQLite sort every row before the offset when a status fixes is_draft.)
+// Posts created in one millisecond before creation times were unique keep the index's order.
+const LIST_ORDER = [desc(posts.createdAt)];
+
+/**
+ * A page of posts in one statement: the page's rows are found in the list index first (a deep
+ * offset skips index entries, not whole posts) and only those 20 are read whole.
+ */
+function listPage(db: Executor, where: SQL | undefined, limit: number | Placeholder, offset: number | Placeholder) {
+  const page = db.select({ rowid: sql`rowid` }).from(posts).where(where).orderBy(...LIST_ORDER).limit(limit).offset(offset);
+  // The page's rows in the page's order (the outer sort is of those rows only).
+  return db.select().from(posts).where(inArray(sql`rowid`, page)).orderBy(...LIST_ORDER, desc(sql`rowid`));
+}
+
+/** Lists by status alone are the common case: one statement per status, prepared once. */
+const listPageByStatus = Object.fromEntries(
+  [undefined, ...POST_LIST_STATUSES].map((status) => [
+    String(status),
+    (db: Executor) =>
+      listPage(db, and(eq(posts.siteId, sql.placeholder('siteId')), statusFilter(status)), sql.placeholder('limit'), sql.placeholder('offset')).prepare(),
+  ]),
+);
+
+/** The statement a list query runs for one page (exported for the query-plan test). */
+export function listPageQuery(db: Executor, siteId: string, query: ListQuery, offset: number) {
+  return listPage(db, and(eq(posts.siteId, siteId), statusFilter(query.status), ...searchFilters(query)), query.limit, offset);
+}
+
+function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow> {
+  const search = searchFilters(query);
+  const filtered = search.length > 0;
   return paginate(
     query.page,
     query.limit,
     // Lists by state alone read their total from the counts every write keeps; filters count.
-    () => (filtered ? db.select({ n: count() }).from(posts).where(where).get()!.n : countByState(db, siteId, query.status)),
-    (offset, limit) => {
-      // The page's rows are found in the index first and read whole only then, so a deep
-      // offset skips index entries rather than whole posts.
-      const page = db
-        .select({ rowid: sql<number>`rowid` })
-        .from(posts)
-        .where(where)
-        .orderBy(desc(posts.createdAt), desc(sql`rowid`))
-        .limit(limit)
-        .offset(offset)
-        .all()
-        .map((row) => row.rowid);
-      if (page.length === 0) return [];
-      const rows = db
-        .select({ rowid: sql<number>`rowid`, post: posts })
-        .from(posts)
-        .where(inArray(sql`rowid`, page))
-        .all();
-      const byRowid = new Map(rows.map((row) => [row.rowid, row.post]));
-      return page.map((rowid) => byRowid.get(rowid)!);
-    },
+    () =>
+      filtered
+        ? db.select({ n: count() }).from(posts).where(and(eq(posts.siteId, siteId), statusFilter(query.status), ...search)).get()!.n
+        : countByState(db, siteId, query.status),
+    (offset, limit) =>
+      filtered
+        ? listPageQuery(db, siteId, { ...query, limit }, offset).all()
+        : prepared(db, listPageByStatus[String(query.status)]).all({ siteId, limit, offset }),
   );
 }
 

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, like } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { apiKeys, sites, type Site } from '../db/schema.js';
@@ -26,7 +26,8 @@ export interface AuthenticatedKey {
   site: SiteRef;
 }
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+// One-shot hashing (every request hashes its key): a third of createHash's cost.
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
 /** A new API key: `blog_` + 32 random bytes in base64url. Shown once, stored only as a hash. */
 export const generateKey = () => KEY_PREFIX + randomBytes(32).toString('base64url');
