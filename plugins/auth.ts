@@ -21,7 +21,7 @@ const unauthorized = () => new AppError(401, 'UNAUTHORIZED', 'A valid API key is
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
-export function bearerToken(request: FastifyRequest): string | null {
+function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   return header === undefined ? null : (BEARER.exec(header)?.[1] ?? null);
 }
