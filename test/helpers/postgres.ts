@@ -153,13 +153,14 @@ async function adminQuery(text: string): Promise<void> {
 
 /**
  * A fresh, empty database on the test PostgreSQL (started on first use), and its postgres://
- * URL. On TEST_DATABASE_URL's server the database is dropped when `t` ends; the managed
- * cluster is removed whole when the test process ends.
+ * URL; in UTF8 unless `encoding` says otherwise. On TEST_DATABASE_URL's server the database is
+ * dropped when `t` ends; the managed cluster is removed whole when the test process ends.
  */
-export async function startPostgres(t: Teardown): Promise<string> {
+export async function startPostgres(t: Teardown, options: { encoding?: 'UTF8' | 'SQL_ASCII' | 'LATIN1' } = {}): Promise<string> {
   const name = `test_${randomBytes(6).toString('hex')}`;
   const admin = await adminUrl();
-  await adminQuery(`CREATE DATABASE ${name}`);
+  const encoding = options.encoding ? ` ENCODING '${options.encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` : '';
+  await adminQuery(`CREATE DATABASE ${name}${encoding}`);
   if (process.env.TEST_DATABASE_URL) t.teardown(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   return withDatabase(admin, name);
 }
