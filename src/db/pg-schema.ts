@@ -187,7 +187,7 @@ export const knowledgeChunks = pgTable(
     /** PostgreSQL only: the chunk's words for full-text search, kept by the database. */
     searchVector: tsvector('search_vector')
       .notNull()
-      .generatedAlwaysAs((): SQL => sql`to_tsvector('knowledge'::regconfig, search_text("text"))`),
+      .generatedAlwaysAs((): SQL => sql`to_tsvector(${sql.raw(`'${KNOWLEDGE_SEARCH_CONFIG}'`)}::regconfig, search_text("text"))`),
   },
   (t) => [
     index('knowledge_chunks_file_idx').on(t.fileId),
