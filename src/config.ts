@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { maskDatabaseUrl } from './db/url.js';
 import { DEFAULT_MAX_EXTRACTED_TEXT_MB, DEFAULT_SITE_STORAGE_QUOTA_MB } from './limits.js';
 
 export type GeneratorMode = 'auto' | 'ollama' | 'builtin';
@@ -138,4 +140,45 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitGenerateMax: readInt(env, 'RATE_LIMIT_GENERATE_MAX', 3000, 0, 1_000_000_000),
     rateLimitPublicMax: readInt(env, 'RATE_LIMIT_PUBLIC_MAX', 1_200_000, 0, 1_000_000_000),
   };
+}
+
+/** Where the data lives, from DATABASE_URL (see databaseTarget). */
+export type DatabaseTarget =
+  /** `path` null: the default, DATA_DIR/blog.db. */
+  | { kind: 'sqlite'; path: string | null }
+  | { kind: 'postgres'; url: string; poolMax: number };
+
+/**
+ * DATABASE_URL read: unset or blank is SQLite in DATA_DIR (as ever); `file:` URLs and plain paths
+ * name a SQLite file; `postgres://` and `postgresql://` URLs a PostgreSQL database, reached
+ * through a pool of at most DATABASE_POOL_MAX connections (default 10). Anything else is a
+ * configuration error naming DATABASE_URL (with the URL's password hidden).
+ *
+ * Not yet part of loadConfig: the services still run on SQLite alone, and a start must not fail
+ * (nor seem to use PostgreSQL) for a DATABASE_URL the server does not read yet.
+ */
+export function databaseTarget(env: Env = process.env): DatabaseTarget {
+  const raw = env.DATABASE_URL?.trim() ?? '';
+  if (raw === '') return { kind: 'sqlite', path: null };
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    if (!raw.slice(scheme.length + 1).startsWith('//') || !URL.canParse(raw)) {
+      throw new ConfigError('DATABASE_URL', `expected ${scheme}://[user[:password]@]host[:port]/database, got "${maskDatabaseUrl(raw)}" (percent-encode special characters of the password)`);
+    }
+    return { kind: 'postgres', url: raw, poolMax: readInt(env, 'DATABASE_POOL_MAX', 10, 1, 1000) };
+  }
+  if (scheme === 'file') {
+    // file:///abs/blog.db is a URL; file:blog.db (as SQLite's own tools write it) a relative path.
+    const rest = raw.slice('file:'.length);
+    let file: string | null = null;
+    try {
+      file = rest.startsWith('//') ? fileURLToPath(raw) : rest ? path.resolve(decodeURIComponent(rest)) : null;
+    } catch {
+      // Another host than this one, an unencoded %: not a file here.
+    }
+    if (!file || file.endsWith(path.sep)) throw new ConfigError('DATABASE_URL', `expected the URL of a SQLite file, got "${raw}"`);
+    return { kind: 'sqlite', path: file };
+  }
+  if (scheme === undefined) return { kind: 'sqlite', path: path.resolve(raw) };
+  throw new ConfigError('DATABASE_URL', `expected postgres://, postgresql://, a file: URL or a path, got "${maskDatabaseUrl(raw)}"`);
 }

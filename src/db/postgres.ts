@@ -1,0 +1,109 @@
+import path from 'node:path';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import { migrationsFolder } from './client.js';
+import * as schema from './pg-schema.js';
+import { maskDatabaseUrl } from './url.js';
+
+export { maskDatabaseUrl };
+
+export type PgDb = NodePgDatabase<typeof schema>;
+
+export interface PostgresHandle {
+  db: PgDb;
+  /** Rejects when the database cannot answer. */
+  ping(): Promise<void>;
+  /** Ends every connection of the pool; calling it again does nothing. */
+  close(): Promise<void>;
+  /** The database's URL with its password hidden: for logs and readiness reports. */
+  describe(): string;
+}
+
+export interface PostgresOptions {
+  /** Most connections open at once (DATABASE_POOL_MAX; default 10). */
+  poolMax?: number;
+  /** Longest wait for a connection, new or from the pool, before a query fails (default 5000 ms). */
+  connectionTimeoutMs?: number;
+  /** Errors of idle connections (the server restarted, say): the pool drops them and goes on. */
+  onIdleError?(error: Error): void;
+}
+
+export const DEFAULT_POOL_MAX = 10;
+
+/** The drizzle/postgres folder of this package: PostgreSQL's migrations, beside SQLite's. */
+export function postgresMigrationsFolder(): string {
+  return path.join(migrationsFolder(), 'postgres');
+}
+
+/**
+ * The advisory lock that migrations run under, shared by every instance of the service on the
+ * database: a constant key derived from a name (hashtextextended is stable across versions).
+ */
+const MIGRATION_LOCK_KEY = `hashtextextended('blog-service:migrations', 0)`;
+
+/**
+ * Refuses a server the migrations cannot work on, with a message saying what is missing, before
+ * they fail halfway with a less helpful one: slugify(), fold() and search_text() need a UTF8
+ * database (normalize()) and ICU's root collation.
+ */
+async function checkServer(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ encoding: string; version: number; icu: boolean }>(
+    `select current_setting('server_encoding') as encoding, current_setting('server_version_num')::int as version,
+            exists (select 1 from pg_collation where collname = 'und-x-icu') as icu`,
+  );
+  const { encoding, version, icu } = rows[0]!;
+  const problems = [
+    version < 140000 ? `PostgreSQL 14 or later is needed (this is ${Math.floor(version / 10000)})` : null,
+    encoding !== 'UTF8' ? `the database must use the UTF8 encoding (it uses ${encoding})` : null,
+    !icu ? 'PostgreSQL must be built with ICU (the collation "und-x-icu" is missing)' : null,
+  ].filter((problem) => problem !== null);
+  if (problems.length) throw new Error(`Unsuitable PostgreSQL database: ${problems.join('; ')}`);
+}
+
+/**
+ * Applies pending migrations on a connection of its own, holding the migration lock: when
+ * several instances start at once on an empty database, one migrates and the others wait for
+ * it, then find nothing left to do. The lock is a session lock, so it is released however the
+ * connection ends.
+ */
+async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectionTimeoutMs });
+  // A connection that breaks while we wait is reported by the query that fails, not here.
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await checkServer(client);
+    await client.query(`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
+    // drizzle's migrator runs every pending migration in one transaction, recording each.
+    await migrate(drizzle(client), { migrationsFolder: postgresMigrationsFolder() });
+    await client.query(`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Opens a pool of connections to the PostgreSQL database at `url` (postgres:// or
+ * postgresql://) after applying pending migrations, and answers a handle on it.
+ */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresHandle> {
+  const { poolMax = DEFAULT_POOL_MAX, connectionTimeoutMs = 5000, onIdleError } = options;
+  await migrateUnderLock(url, connectionTimeoutMs);
+  const pool = new pg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: connectionTimeoutMs });
+  // Without a listener, an idle connection's error (a restarted server) would end the process.
+  pool.on('error', (error) => onIdleError?.(error));
+  const db = drizzle(pool, { schema });
+  let closed: Promise<void> | null = null;
+  return {
+    db,
+    async ping() {
+      await pool.query('select 1');
+    },
+    close() {
+      closed ??= pool.end();
+      return closed;
+    },
+    describe: () => maskDatabaseUrl(url),
+  };
+}

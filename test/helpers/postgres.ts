@@ -1,0 +1,188 @@
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import tap from 'tap';
+
+// ---------------------------------------------------------------------------------------------
+// A throwaway PostgreSQL for tests: one cluster per test process, started on first use (initdb
+// in a temporary folder, a free TCP port, its unix socket in the same folder), one fresh
+// database per call. With TEST_DATABASE_URL set, that server is used instead (databases are
+// created on it and dropped after each test; it cannot be stopped or restarted from here).
+// ---------------------------------------------------------------------------------------------
+
+const run = promisify(execFile);
+
+/** Where PostgreSQL's programs are (PG_BIN overrides; PostgreSQL 15 as Debian installs it by default). */
+export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/**
+ * Why PostgreSQL tests cannot run here, or null when they can: a server at TEST_DATABASE_URL,
+ * or PostgreSQL's programs (initdb, pg_ctl) to start one.
+ */
+export function postgresUnavailable(): string | null {
+  if (process.env.TEST_DATABASE_URL) return null;
+  const missing = ['initdb', 'pg_ctl', 'postgres'].filter((name) => !fs.existsSync(path.join(PG_BIN, name)));
+  if (missing.length === 0) return null;
+  return `PostgreSQL not available: TEST_DATABASE_URL is unset and ${missing.join(', ')} not found in ${PG_BIN} (set PG_BIN or TEST_DATABASE_URL)`;
+}
+
+interface Cluster {
+  dir: string;
+  dataDir: string;
+  socketDir: string;
+  port: number;
+  /** Runs a PostgreSQL program as the cluster's owner (the postgres user when we are root). */
+  exec(program: string, args: string[]): Promise<void>;
+  running: boolean;
+}
+
+let cluster: Promise<Cluster> | null = null;
+let stopAtExit: (() => void) | null = null;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).once('error', reject));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** PostgreSQL refuses to run as root: as root, its programs run as the postgres user. */
+function asOwner(): { wrap(program: string, args: string[]): [string, string[]]; chown(dir: string): void } {
+  if (process.getuid?.() !== 0) return { wrap: (program, args) => [program, args], chown: () => {} };
+  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+  return {
+    wrap: (program, args) => ['runuser', ['-u', 'postgres', '--', program, ...args]],
+    chown: (dir) => fs.chownSync(dir, uid, gid),
+  };
+}
+
+async function startCluster(): Promise<Cluster> {
+  const owner = asOwner();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-pg-'));
+  const dataDir = path.join(dir, 'data');
+  const socketDir = path.join(dir, 'socket');
+  fs.mkdirSync(socketDir);
+  owner.chown(dir);
+  owner.chown(socketDir);
+  const exec = async (program: string, args: string[]) => {
+    const [command, argv] = owner.wrap(path.join(PG_BIN, program), args);
+    await run(command, argv, { cwd: dir, timeout: 60_000 });
+  };
+  // Nothing here needs to survive a crash: no fsync anywhere, the smallest useful server.
+  await exec('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+  const port = await freePort();
+  const result: Cluster = { dir, dataDir, socketDir, port, exec, running: false };
+  stopAtExit = () => {
+    // Last resort when the process ends without the root test's teardown (a crash, a kill).
+    if (result.running) {
+      const [command, argv] = owner.wrap(path.join(PG_BIN, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate', '-s']);
+      spawnSync(command, argv, { stdio: 'ignore', timeout: 10_000 });
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', stopAtExit);
+  await startServer(result);
+  tap.teardown(async () => {
+    if (stopAtExit) process.removeListener('exit', stopAtExit);
+    await stopServer(result);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return result;
+}
+
+async function startServer(c: Cluster): Promise<void> {
+  const options = [
+    `-p ${c.port}`,
+    `-k ${c.socketDir}`,
+    '-c listen_addresses=127.0.0.1',
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=200',
+    '-c shared_buffers=32MB',
+  ].join(' ');
+  await c.exec('pg_ctl', ['start', '-D', c.dataDir, '-w', '-t', '60', '-s', '-l', path.join(c.dir, 'server.log'), '-o', options]);
+  c.running = true;
+}
+
+async function stopServer(c: Cluster): Promise<void> {
+  if (!c.running) return;
+  await c.exec('pg_ctl', ['stop', '-D', c.dataDir, '-m', 'immediate', '-w', '-s']);
+  c.running = false;
+}
+
+function managedCluster(): Promise<Cluster> {
+  cluster ??= startCluster();
+  return cluster;
+}
+
+/** The URL of another database on the server that `url` names. */
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** The URL of the server's maintenance database, where databases are created and dropped. */
+async function adminUrl(): Promise<string> {
+  if (process.env.TEST_DATABASE_URL) return process.env.TEST_DATABASE_URL;
+  const c = await managedCluster();
+  return `postgres://postgres@127.0.0.1:${c.port}/postgres`;
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: await adminUrl() });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A fresh, empty database on the test PostgreSQL (started on first use), and its postgres://
+ * URL; in UTF8 unless `encoding` says otherwise. On TEST_DATABASE_URL's server the database is
+ * dropped when `t` ends; the managed cluster is removed whole when the test process ends.
+ */
+export async function startPostgres(t: Teardown, options: { encoding?: 'UTF8' | 'SQL_ASCII' | 'LATIN1' } = {}): Promise<string> {
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const admin = await adminUrl();
+  const encoding = options.encoding ? ` ENCODING '${options.encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` : '';
+  await adminQuery(`CREATE DATABASE ${name}${encoding}`);
+  if (process.env.TEST_DATABASE_URL) t.teardown(() => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return withDatabase(admin, name);
+}
+
+/** True when this process started the test PostgreSQL, and so can stop and restart it. */
+export function canControlPostgres(): boolean {
+  return !process.env.TEST_DATABASE_URL;
+}
+
+function controlled(): Promise<Cluster> {
+  if (!canControlPostgres()) throw new Error('the PostgreSQL at TEST_DATABASE_URL cannot be stopped or restarted by tests');
+  if (!cluster) throw new Error('no test PostgreSQL started yet: call startPostgres first');
+  return cluster;
+}
+
+/** Stops the test PostgreSQL at once (like a crash: `pg_ctl stop -m immediate`); its data stays. */
+export async function stopPostgres(): Promise<void> {
+  await stopServer(await controlled());
+}
+
+/** Starts the stopped test PostgreSQL again on the same port, with the same data. */
+export async function restartPostgres(): Promise<void> {
+  const c = await controlled();
+  if (!c.running) await startServer(c);
+}
