@@ -80,6 +80,8 @@ t.test('pages show published public posts only, each site its own', async (t) =>
   await valid(t, tag.body, 'tag page');
   t.equal((await get(ctx, `${base}/category/how-to/`)).statusCode, 200);
   t.equal((await get(ctx, `${base}/tag/nothing-here/`)).statusCode, 404);
+  await post(ctx, { title: 'Without a category', isDraft: false });
+  t.equal((await get(ctx, `${base}/category/null/`)).statusCode, 404, 'posts without a category are in no category page');
   t.equal((await get(ctx, `/sites/no-such-site/`)).statusCode, 404);
 });
 

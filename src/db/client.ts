@@ -106,7 +106,7 @@ export function openDatabase(dataDir: string, { busyTimeoutMs = 5000 }: OpenOpti
   sqlite.pragma('busy_timeout = 5000');
   // Tag and category pages match posts by the slug of their names; filters and search fold
   // case and accents (`cafe` finds "Café").
-  sqlite.function('slugify', { deterministic: true }, (text) => slugify(String(text)));
+  sqlite.function('slugify', { deterministic: true }, (text) => (text === null ? null : slugify(String(text))));
   sqlite.function('fold', { deterministic: true }, (text) => (text === null ? null : foldText(String(text))));
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
