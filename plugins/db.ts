@@ -27,6 +27,8 @@ export default fp(
   async function dbPlugin(app: FastifyInstance, opts: DbPluginOptions) {
     const handle = openDatabase(opts.config.dataDir, { busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
     app.addHook('onClose', async () => handle.close());
+    // A listening server checkpoints in the background; tests that only inject keep SQLite's own.
+    app.addHook('onListen', async () => handle.startBackgroundCheckpoints());
     app.decorate('config', opts.config);
     app.decorate('database', handle);
     const { bootstrap } = opts;
