@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type Database from 'better-sqlite3';
 import t from 'tap';
 import { openDatabase } from '../src/db/client.js';
 import { sites } from '../src/db/schema.js';
@@ -7,7 +8,8 @@ import { tempDataDir, waitFor } from './helpers/app.js';
 t.test('a listening server copies the write-ahead log into the database in the background, not in its commits', async (t) => {
   const handle = openDatabase(tempDataDir(t));
   t.teardown(() => handle.close());
-  const sqlite = handle.db.$client;
+  // drizzle's handle keeps its better-sqlite3 connection as $client; the Db type leaves it out.
+  const sqlite = (handle.db as typeof handle.db & { $client: Database.Database }).$client;
   t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000, 'SQLite checkpoints in commits by default');
 
   handle.startBackgroundCheckpoints();
