@@ -23,7 +23,7 @@ const holdAfter = process.env.HOLD_AFTER ? Number(process.env.HOLD_AFTER) : Infi
 const handle = await openPostgres(process.env.DATABASE_URL!, { poolMax: CLAIM_LIMIT });
 const queue = new PgJobQueue(handle.db);
 const owner = `worker-${process.pid}`;
-const unfinished = async () => (await handle.db.select({ id: jobs.id }).from(jobs).where(inArray(jobs.status, ['pending', 'running'])).limit(1)).length;
+const anyUnfinished = async () => (await handle.db.select({ id: jobs.id }).from(jobs).where(inArray(jobs.status, ['pending', 'running'])).limit(1)).length > 0;
 
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
@@ -34,7 +34,7 @@ for (;;) {
   await queue.release(now, now, 'Lease expired: the worker running it stopped answering');
   const claimed = await queue.claim(owner, CLAIM_LIMIT, now, leaseMs);
   if (claimed.length === 0) {
-    if (!(await unfinished())) break;
+    if (!(await anyUnfinished())) break;
     await sleep(IDLE_POLL_MS);
     continue;
   }
