@@ -10,8 +10,24 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
+const pageOf = <T>(page: number, limit: number, total: number, items: T[]): Page<T> => ({
+  items,
+  pagination: { page, limit, total, pages: Math.ceil(total / limit) },
+});
+
 /** One page of a list: counts the whole list, then fetches the page's rows from their offset. */
 export function paginate<T>(page: number, limit: number, count: () => number, fetch: (offset: number, limit: number) => T[]): Page<T> {
   const total = count();
-  return { items: fetch((page - 1) * limit, limit), pagination: { page, limit, total, pages: Math.ceil(total / limit) } };
+  return pageOf(page, limit, total, fetch((page - 1) * limit, limit));
+}
+
+/** paginate() for a database answered asynchronously (PostgreSQL): the count and the page are read at once. */
+export async function paginateAsync<T>(
+  page: number,
+  limit: number,
+  count: () => Promise<number>,
+  fetch: (offset: number, limit: number) => Promise<T[]>,
+): Promise<Page<T>> {
+  const [total, items] = await Promise.all([count(), fetch((page - 1) * limit, limit)]);
+  return pageOf(page, limit, total, items);
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { migrationsFolder } from './client.js';
 import * as schema from './pg-schema.js';
@@ -9,6 +10,13 @@ import { maskDatabaseUrl } from './url.js';
 export { maskDatabaseUrl };
 
 export type PgDb = NodePgDatabase<typeof schema>;
+
+/**
+ * The database or a transaction open on it, as Executor is for SQLite: what a data-layer
+ * function takes so that it runs alone or inside a caller's transaction. Unlike SQLite's, these
+ * transactions are asynchronous and hold one connection of the pool until they end.
+ */
+export type PgExecutor = PgDatabase<NodePgQueryResultHKT, typeof schema>;
 
 export interface PostgresHandle {
   db: PgDb;

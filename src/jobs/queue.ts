@@ -1,47 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, inArray, lt, lte, notInArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
 import { WRITE_TRANSACTION, type Executor } from '../db/client.js';
-import { jobs, type JobRow } from '../db/schema.js';
+import { jobs } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
-import type { JobStatus } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
+import { byClaimOrder, isFinalFailure, kindInScope, newJobRows, noAttemptsLeft, noLease, type JobListQuery, type JobRow, type JobScope, type NewJob } from './queue-common.js';
 
-export type { JobRow };
-
-/** A job as its kind's handler sees it: the payload in the shape that kind gave it. */
-export type Job<Payload> = Omit<JobRow, 'payload'> & { payload: Payload };
-
-export interface NewJob {
-  kind: string;
-  /** Stored as JSON. */
-  payload: unknown;
-  /** When the job is first due. */
-  scheduledFor: Date;
-  /** Jobs submitted together (a batch) share a group and keep their order in it. */
-  groupId?: string | null;
-  position?: number;
-}
-
-export interface JobListQuery {
-  page: number;
-  limit: number;
-  groupId?: string;
-  status?: JobStatus;
-}
-
-/**
- * The kinds a queue claims and releases: all of them by default; `only` some (a loop of their
- * own, with its own concurrency, such as webhook deliveries) or all `except` some (the loop
- * that leaves those to theirs). Everything else a queue does works on every kind alike.
- */
-export interface JobScope {
-  only?: readonly string[];
-  except?: readonly string[];
-}
+export type { Job, JobListQuery, JobRow, JobScope, NewJob } from './queue-common.js';
 
 const p = (name: string) => sql.placeholder(name);
-// A running job's lease is released together with any change to its state.
-const noLease = { leaseOwner: null, leaseUntil: null };
 
 /**
  * The job queue's mechanics, for every kind alike: enqueue, claim, lease, heartbeat, give-back,
@@ -63,7 +29,7 @@ export class JobQueue {
     private readonly db: Executor,
     scope: JobScope = {},
   ) {
-    const inScope = scope.only ? inArray(jobs.kind, [...scope.only]) : scope.except?.length ? notInArray(jobs.kind, [...scope.except]) : undefined;
+    const inScope = kindInScope(jobs.kind, scope);
     const running = (owner: SQL | string) => and(eq(jobs.id, p('id')), eq(jobs.leaseOwner, owner), eq(jobs.status, 'running'));
     // One statement claims: the subquery picks the due jobs, the update takes them and counts the attempt.
     this.claimDue = db
@@ -139,28 +105,7 @@ export class JobQueue {
 
   /** Adds jobs, all of them or none; inside a caller's transaction when given one (an outbox). */
   enqueue(siteId: string, items: readonly NewJob[], maxAttempts: number, now = new Date(), db: Executor = this.db): JobRow[] {
-    const rows: JobRow[] = items.map((item, index) => ({
-      id: randomUUID(),
-      kind: item.kind,
-      siteId,
-      groupId: item.groupId ?? null,
-      position: item.position ?? index,
-      payload: item.payload,
-      status: 'pending',
-      scheduledFor: item.scheduledFor,
-      runAfter: item.scheduledFor,
-      attempts: 0,
-      maxAttempts,
-      waits: 0,
-      leaseOwner: null,
-      leaseUntil: null,
-      startedAt: null,
-      finishedAt: null,
-      lastError: null,
-      result: null,
-      createdAt: now,
-      updatedAt: now,
-    }));
+    const rows = newJobRows(siteId, items, maxAttempts, now);
     db.transaction((tx) => {
       for (let i = 0; i < rows.length; i += 50) tx.insert(jobs).values(rows.slice(i, i + 50)).run();
     });
@@ -217,9 +162,7 @@ export class JobQueue {
   claim(owner: string, limit: number, now: number, leaseMs: number): JobRow[] {
     if (limit <= 0) return [];
     const claimed = this.claimDue.all({ owner, leaseUntil: now + leaseMs, now, limit });
-    return claimed.sort(
-      (a, b) => a.runAfter.getTime() - b.runAfter.getTime() || a.createdAt.getTime() - b.createdAt.getTime() || a.position - b.position,
-    );
+    return claimed.sort(byClaimOrder);
   }
 
   /** Extends the lease of jobs this worker is running. */
@@ -239,7 +182,7 @@ export class JobQueue {
     const cutoff = expiredBefore ?? Number.MAX_SAFE_INTEGER;
     return this.db.transaction(
       () =>
-        this.failExpiredExhausted.run({ now, cutoff, reason: `${reason}; no attempts left` }).changes +
+        this.failExpiredExhausted.run({ now, cutoff, reason: noAttemptsLeft(reason) }).changes +
         this.returnExpiredToPending.run({ now, cutoff, reason }).changes,
     );
   }
@@ -292,7 +235,7 @@ export class JobQueue {
     now: number,
     onFailed?: (tx: Executor) => void,
   ): 'retry' | 'failed' | 'lease lost' {
-    const final = permanent || job.attempts >= job.maxAttempts;
+    const final = isFinalFailure(job, permanent);
     return this.db.transaction((tx) => {
       const { changes } = this.recordFailure.run({
         id: job.id,
