@@ -3,7 +3,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../src/db/client.js';
 import * as pgSchema from '../src/db/pg-schema.js';
-import { openPostgres, type PgExecutor, type PostgresHandle } from '../src/db/postgres.js';
+import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOptions } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
@@ -60,8 +60,8 @@ function sqliteBackend(t: Test): Backend & { service: PostService } {
   };
 }
 
-async function open(t: Test, url: string, poolMax = 4): Promise<PostgresHandle> {
-  const handle = await openPostgres(url, { poolMax });
+async function open(t: Test, url: string, options: PostgresOptions = { poolMax: 4 }): Promise<PostgresHandle> {
+  const handle = await openPostgres(url, options);
   t.teardown(() => handle.close());
   return handle;
 }
@@ -241,7 +241,8 @@ function definePostTests() {
 
   t.test('200 creates with one title at once, through two instances, all succeed with distinct slugs and creation times', async (t) => {
     const url = await startPostgres(t);
-    const instances = [await open(t, url, 10), await open(t, url, 10)];
+    // The creates of one site queue for its lock, and so for a connection of the pool: wait as long as it takes.
+    const instances = [await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 }), await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 })];
     await instances[0].db.insert(pgSchema.sites).values(siteRow);
     const stores = instances.map((instance) => new PgPostStore(instance.db));
     const now = at(0);
