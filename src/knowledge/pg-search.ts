@@ -43,7 +43,7 @@ export async function pgSearchKnowledge(db: PgExecutor, siteId: string, query: s
   // Every value is a bound parameter; terms hold letters, digits and marks only anyway.
   const { rows } = await db.execute<{ fileId: string; fileName: string; text: string; ordinal: number; score: number }>(sql`
     with term (i, query) as (values ${sql.join(
-      terms.map((term, i) => sql`(${i}, ${term})`),
+      terms.map((term, i) => sql`(${i}::int, ${term})`),
       sql`, `,
     )}),
     -- The site's chunks holding any term: the GIN index finds them. Materialized: read once.
