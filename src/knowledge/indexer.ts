@@ -74,6 +74,15 @@ class Postponed extends Error {
 const DEFAULT_SMALL_FILE_BYTES = 128 * 1024;
 
 /**
+ * The knowledge_chunks rows of a file's chunks `texts`, the first being chunk `start` of the
+ * file. The same rows suit both databases: SQLite's FTS5 index follows them by trigger,
+ * PostgreSQL's search_vector is a generated column.
+ */
+export function chunkRows(fileId: string, siteId: string, texts: readonly string[], start = 0) {
+  return texts.map((text, i) => ({ fileId, siteId, ordinal: start + i, text }));
+}
+
+/**
  * Indexes uploaded files in the background: extract, chunk, write the chunks (their FTS5
  * rows follow by trigger), then mark the file `indexed` (or `failed` with a readable error).
  * A file's status turns `indexed` only after all its chunks are written, so a crash leaves
@@ -330,8 +339,7 @@ export class KnowledgeIndexer {
       if (this.closed) return; // left `uploaded`: the next start indexes it again
       const stillThere = this.db.transaction((tx) => {
         if (!this.currentRow(fileId, tx)) return false; // deleted while being indexed
-        const rows = chunks.slice(start, start + WRITE_BATCH).map((text, i) => ({ fileId, siteId: file.siteId, ordinal: start + i, text }));
-        tx.insert(knowledgeChunks).values(rows).run();
+        tx.insert(knowledgeChunks).values(chunkRows(fileId, file.siteId, chunks.slice(start, start + WRITE_BATCH), start)).run();
         return true;
       });
       if (!stillThere) return;

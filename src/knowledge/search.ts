@@ -75,9 +75,42 @@ export function queryTerms(text: string): string[][] {
  * else: OR-ing them in would make BM25 score most of the index ("how to brew coffee").
  */
 export function toFtsQuery(text: string): string | null {
-  const terms = queryTerms(text);
+  return ftsMatch(queryTerms(text));
+}
+
+function ftsMatch(terms: readonly string[][]): string | null {
   // Words hold letters, digits and marks only, so no quote can reach the query.
   return terms.length ? terms.map((term) => `"${term.join(' ')}"`).join(' OR ') : null;
+}
+
+/** What a knowledge search looks for, the same on either database. */
+export interface SearchPlan {
+  /** From queryTerms(): OR-ed, each a phrase. */
+  terms: string[][];
+  /** 1 to 50 passages (8 unless asked). */
+  limit: number;
+  /** Only these files' passages, when given (never empty). */
+  fileIds?: readonly string[];
+}
+
+/** The search that `query` and `options` ask for, or null when nothing can match. */
+export function planSearch(query: string, options: SearchOptions = {}): SearchPlan | null {
+  const terms = queryTerms(query);
+  if (terms.length === 0 || options.fileIds?.length === 0) return null;
+  return { terms, limit: Math.min(Math.max(options.limit ?? 8, 1), 50), fileIds: options.fileIds };
+}
+
+/** A matched chunk as a passage: how either database's rows reach callers. */
+export function toPassage(chunk: { fileId: string; fileName: string; text: string; ordinal: number }, score: number): Passage {
+  return {
+    fileId: chunk.fileId,
+    fileName: chunk.fileName,
+    // The index's word separators in Chinese and Japanese text are not part of the passage.
+    text: withoutWordSeparators(chunk.text.replace(FILE_HEADER, '')),
+    // Four significant digits: BM25 scores of a tiny corpus are small, not zero.
+    score: Number(score.toPrecision(4)),
+    ordinal: chunk.ordinal,
+  };
 }
 
 /**
@@ -85,24 +118,15 @@ export function toFtsQuery(text: string): string | null {
  * Files still being indexed are left out, so a half-written file never grounds a post.
  */
 export function searchKnowledge(db: Executor, siteId: string, query: string, options: SearchOptions = {}): Passage[] {
-  const match = toFtsQuery(query);
-  if (!match) return [];
-  const limit = Math.min(Math.max(options.limit ?? 8, 1), 50);
-  if (options.fileIds?.length === 0) return [];
-  const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
-  // FTS5 only in this module: its PostgreSQL twin will rank with tsvector instead.
+  const plan = planSearch(query, options);
+  if (!plan) return [];
+  const fileFilter = plan.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...plan.fileIds])}` : sql``;
+  // FTS5 only in this module: its PostgreSQL twin (pg-search.ts) ranks with tsvector instead.
   const rows = db.all<{ fileId: string; fileName: string; text: string; ordinal: number; rank: number }>(sql`
     select f.file_id as fileId, ${knowledgeFiles.name} as fileName, f.text as text, ${knowledgeChunks.ordinal} as ordinal, bm25(knowledge_fts) as rank
       from knowledge_fts f join ${knowledgeFiles} on ${knowledgeFiles.id} = f.file_id join ${knowledgeChunks} on ${knowledgeChunks.id} = f.rowid
-     where knowledge_fts match ${match} and f.site_id = ${siteId} and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
-     order by rank limit ${limit}`);
-  return rows.map((row) => ({
-    fileId: row.fileId,
-    fileName: row.fileName,
-    // The index's word separators in Chinese and Japanese text are not part of the passage.
-    text: withoutWordSeparators(row.text.replace(FILE_HEADER, '')),
-    // Four significant digits: BM25 scores of a tiny corpus are small, not zero.
-    score: Number((-row.rank).toPrecision(4)),
-    ordinal: row.ordinal,
-  }));
+     where knowledge_fts match ${ftsMatch(plan.terms)} and f.site_id = ${siteId} and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
+     order by rank limit ${plan.limit}`);
+  // bm25() is lower for better matches.
+  return rows.map((row) => toPassage(row, -row.rank));
 }
