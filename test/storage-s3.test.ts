@@ -114,6 +114,16 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   await ctx.app.indexer.whenIdle();
   t.equal((await getFile(ctx, kept.id)).status, 'indexed');
 
+  // A row that cannot be written (the database locked by another program) takes its object back.
+  ctx.sqlite.exec('BEGIN EXCLUSIVE');
+  ctx.sqlite.prepare("update sites set name = name || '' where 0").run();
+  const locked = await upload(ctx, 'locked.txt', 'Written while the database is locked.');
+  ctx.sqlite.exec('ROLLBACK');
+  t.equal(locked.statusCode, 503);
+  t.equal(locked.json().error.code, 'DATABASE_BUSY');
+  t.same(await s3.keys(), [objectKey(s3, kept.s3Key)], 'no object without its row');
+  t.same(temporaryFiles(ctx), []);
+
   await s3.stop();
   const refused = await upload(ctx, 'refused.txt', 'Nitro cold brew is served from a tap.');
   t.equal(refused.statusCode, 503);
