@@ -113,9 +113,11 @@ function readUrl(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** A URL as it may be shown: any password replaced by `***`. */
+/** A URL as it may be shown: the password of any URL in it (an endpoint in its query too, encoded or not) replaced by `***`. */
 export function redactUrl(value: string): string {
-  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#@]*@/i, '$1***@');
+  // ASCII escapes decoded (never fails, unlike decodeURIComponent), so `%3A...%40` is seen too.
+  const decoded = value.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return decoded.replace(/([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*:)[^/?#@\s]*@/gi, '$1***@');
 }
 
 const S3_QUERY_PARAMETERS = ['endpoint', 'region', 'forcePathStyle'];
@@ -149,7 +151,7 @@ function readStorage(env: Env): StorageLocation {
   } catch {
     fail('the prefix is not valid percent-encoding');
   }
-  if (prefix && prefix.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) fail('the prefix must not have empty, "." or ".." segments');
+  if (prefix.includes('//')) fail('the prefix must not have empty segments');
   const unknown = [...url.searchParams.keys()].filter((name) => !S3_QUERY_PARAMETERS.includes(name));
   if (unknown.length) fail(`unknown parameter ${unknown.join(', ')} (known: ${S3_QUERY_PARAMETERS.join(', ')})`);
 
