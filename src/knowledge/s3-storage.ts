@@ -18,8 +18,8 @@ const SOCKET_IDLE_TIMEOUT_MS = 20_000;
 const MAX_ATTEMPTS = 3;
 /** S3's smallest part: an upload of up to 10 MiB goes in one request, or in 2-3 parts. */
 const PART_SIZE = 5 * 1024 * 1024;
-/** How long /ready trusts its last look at the store. */
-const PROBE_TTL_MS = 5000;
+/** How long /ready trusts its last look at the store (concurrent probes share one request). */
+const PROBE_TTL_MS = 1000;
 /** A readiness probe must not hang on an unresponsive store. */
 const PROBE_TIMEOUT_MS = 2000;
 
@@ -69,6 +69,9 @@ export class S3Storage implements ObjectStore {
     const { bucket, prefix, endpoint, region, forcePathStyle, credentials } = location;
     this.description = { kind: 's3', bucket, prefix, endpoint, region };
     this.temporary = new TemporaryFiles(options.tempDir);
+    // The SDK is pinned, on purpose, to a version that runs on Node 20: its notice that later
+    // versions will need Node 22 (several lines on stderr at every start) is not news here.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client({
       region,
       endpoint: endpoint ?? undefined,
@@ -171,7 +174,7 @@ export class S3Storage implements ObjectStore {
     }
   }
 
-  /** A HeadBucket at most every few seconds (concurrent callers share it), bounded in time. */
+  /** A HeadBucket at most once a second (concurrent callers share it), bounded in time. */
   reachable(): Promise<boolean> {
     const now = Date.now();
     if (!this.probe || now - this.probe.at >= PROBE_TTL_MS) {
