@@ -28,6 +28,20 @@ const searchText = async (ctx: TestApp, q: string) =>
   (await ctx.call({ method: 'GET', url: `/api/v1/knowledge/search?q=${encodeURIComponent(q)}` })).json().data.results.map((r: { text: string }) => r.text).join('\n');
 /** The bucket's key of a stored file: the prefix, then the spec's s3Key. */
 const objectKey = (s3: S3Fixture, s3Key: string) => `${s3.prefix}/${s3Key}`;
+/** Files this process holds open under `dir` (Linux; elsewhere none are seen). */
+const openFilesUnder = (dir: string) =>
+  fs.existsSync('/proc/self/fd')
+    ? fs
+        .readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return fs.readlinkSync(`/proc/self/fd/${fd}`);
+          } catch {
+            return '';
+          }
+        })
+        .filter((target) => target.startsWith(dir))
+    : [];
 /** Temporary files of the app's S3 store (received uploads, copies for extraction). */
 const temporaryFiles = (ctx: TestApp) => fs.readdirSync(temporaryFolderFor(ctx.dataDir));
 
@@ -131,8 +145,11 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   t.equal(refused.json().error.code, 'STORAGE_UNAVAILABLE');
   t.match(refused.json().error.message, /file store cannot be reached: the file was not saved/);
   t.equal(refused.json().error.requestId, refused.headers['x-request-id']);
-  t.same(await listed(ctx), [kept.id], 'no row for the refused upload');
-  t.same(temporaryFiles(ctx), [], 'nor its temporary file');
+  const bigRefused = await upload(ctx, 'refused-big.txt', Buffer.alloc(6 * 1024 * 1024, 'Nitro cold brew is served from a tap.\n'));
+  t.equal(bigRefused.json().error?.code, 'STORAGE_UNAVAILABLE', 'a multipart upload too');
+  t.same(await listed(ctx), [kept.id], 'no row for the refused uploads');
+  t.same(temporaryFiles(ctx), [], 'nor their temporary files');
+  t.same(openFilesUnder(temporaryFolderFor(ctx.dataDir)), [], 'nor an open file descriptor');
 
   const ready = await ctx.call({ method: 'GET', url: '/ready', key: null });
   t.equal(ready.statusCode, 200, 'still ready: posts, reads and search do not need the store');

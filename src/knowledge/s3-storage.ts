@@ -105,12 +105,13 @@ export class S3Storage implements ObjectStore {
 
   async commit(tmpPath: string, storageKey: string): Promise<void> {
     const extension = extensionOf(storageKey);
+    const body = fs.createReadStream(tmpPath);
     const upload = new Upload({
       client: this.client,
       params: {
         Bucket: this.location.bucket,
         Key: this.objectKey(storageKey),
-        Body: fs.createReadStream(tmpPath),
+        Body: body,
         ContentType: extension ? MEDIA_TYPES[extension] : undefined,
       },
       partSize: PART_SIZE,
@@ -122,6 +123,9 @@ export class S3Storage implements ObjectStore {
       await upload.done();
     } catch (error) {
       throw this.failure('the file was not saved', error);
+    } finally {
+      // A failed upload may stop reading part-way: its file descriptor is closed here, not leaked.
+      body.destroy();
     }
     await this.temporary.discard(tmpPath);
   }
