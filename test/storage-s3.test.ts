@@ -199,8 +199,10 @@ t.test('an object gone from the bucket fails its file with a readable error', as
 t.test('start-up: a missing bucket stops the server with one line naming it', async (t) => {
   const s3 = await startS3(t);
   const url = s3.url.replace('s3://blog/', 's3://no-such-bucket/');
-  const { code, stderr } = await failedStart(spawnServer({ DATA_DIR: tempDataDir(t), STORAGE_URL: url, ...S3_CREDENTIALS }));
+  const dataDir = tempDataDir(t);
+  const { code, stderr } = await failedStart(spawnServer({ DATA_DIR: dataDir, STORAGE_URL: url, ...S3_CREDENTIALS }));
   t.equal(code, 1);
+  t.notOk(fs.existsSync(temporaryFolderFor(dataDir)), 'no temporary folder left behind');
   t.match(stderr, `Storage error: the bucket "no-such-bucket" at ${s3.endpoint} (STORAGE_URL) does not exist`);
   t.equal(stderr.trim().split('\n').length, 1, 'one line');
   t.notMatch(stderr, / {4}at /, 'no stack trace');
@@ -255,6 +257,9 @@ t.test('the store answers that are not reachable with s3rver: mapped to the righ
   await t.rejects(store.open(), { message: 'Storage error: the bucket "blog" (STORAGE_URL) is not in region eu-west-1: set region= in STORAGE_URL' });
   answer(500, { name: 'InternalError' });
   await t.rejects(store.open(), { message: 'Storage error: cannot reach the bucket "blog" (STORAGE_URL): it answered 500 InternalError' });
+  t.notOk(fs.existsSync(temporaryFolderFor(dataDir)), 'a failed start leaves no temporary folder');
+  send.send = async () => ({});
+  await store.open();
   answer(503, { message: 'Slow Down\n please' });
   await t.rejects(store.remove('k'), { statusCode: 503, code: 'STORAGE_UNAVAILABLE' });
   await t.rejects(store.exists('k'), { code: 'STORAGE_UNAVAILABLE' });

@@ -95,6 +95,8 @@ export class S3Storage implements ObjectStore {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.location.bucket }));
     } catch (error) {
+      // The process ends on this error without closing: it leaves no empty folder behind.
+      await fs.promises.rm(this.temporary.dir, { recursive: true, force: true });
       throw this.startError(error);
     }
   }

@@ -97,6 +97,7 @@ export class TemporaryFiles {
 
   /** Temporary files outlive only a crash; nothing else can own them at start-up (one server per DATA_DIR). */
   clear(): void {
+    fs.mkdirSync(this.dir, { recursive: true });
     for (const name of fs.readdirSync(this.dir)) fs.rmSync(path.join(this.dir, name), { force: true });
   }
 }
