@@ -177,6 +177,7 @@ export default fp(
         request.server.readiness?.noteStorageFull();
         request.log.warn({ err: error }, 'request refused: the disk is full');
       } else if (body.code === 'DATABASE_BUSY') request.log.warn({ err: error }, 'request refused: the database is locked');
+      else if (body.code === 'STORAGE_UNAVAILABLE') request.log.warn({ err: error }, 'request refused: the file store cannot be reached');
       else if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.debug({ err: error }, 'request refused');
       return sendError(reply, request, body);

@@ -17,6 +17,7 @@ export default fp(
     app.decorate('generator', generator);
     const readiness = new ReadinessService(app.database, generator);
     if (app.hasDecorator('indexer')) readiness.watchIndexer(() => app.indexer.status());
+    if (app.hasDecorator('objectStore')) readiness.watchStore(app.objectStore);
     app.decorate('readiness', readiness);
   },
   { name: 'generator', dependencies: ['db'] },

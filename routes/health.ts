@@ -5,9 +5,21 @@ import type { FastifyInstance } from 'fastify';
 const Readiness = Type.Object({
   status: Type.String(),
   database: Type.String({ description: '`ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable`' }),
-  storage: Type.String({ description: '`ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait)' }),
+  storage: Type.String({
+    description:
+      '`ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits)',
+  }),
+  store: Type.Optional(
+    Type.Union(
+      [
+        Type.Object({ kind: Type.Literal('local'), path: Type.String() }),
+        Type.Object({ kind: Type.Literal('s3'), bucket: Type.String(), prefix: Type.String(), endpoint: Type.Union([Type.String(), Type.Null()]), region: Type.String() }),
+      ],
+      { description: 'Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket' },
+    ),
+  ),
   jobs: Type.String({ description: 'The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped`' }),
-  indexing: Type.String({ description: '`ok` or `waiting` (knowledge indexing waits for the disk or the database)' }),
+  indexing: Type.String({ description: '`ok` or `waiting` (knowledge indexing waits for the disk, the database or the file store)' }),
   generator: Type.Object({
     mode: Type.String(),
     active: Type.String(),
@@ -28,8 +40,8 @@ export default async function healthRoutes(fastify: FastifyInstance) {
     '/ready',
     { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
-      const { ready, database, storage, jobs, indexing, generator } = await app.readiness.check();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, storage, jobs, indexing, generator });
+      const { ready, database, storage, store, jobs, indexing, generator } = await app.readiness.check();
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, storage, store, jobs, indexing, generator });
     },
   );
 }

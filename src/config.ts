@@ -5,6 +5,22 @@ import { DEFAULT_MAX_EXTRACTED_TEXT_MB, DEFAULT_SITE_STORAGE_QUOTA_MB } from './
 
 export type GeneratorMode = 'auto' | 'ollama' | 'builtin';
 
+/** Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket. */
+export type StorageLocation = { kind: 'local' } | S3Location;
+
+export interface S3Location {
+  kind: 's3';
+  bucket: string;
+  /** Put before every key, without slashes at either end; empty for none. */
+  prefix: string;
+  /** The store's URL (`endpoint=`); null for AWS itself. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+  /** From AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; null leaves them to the SDK's own lookup (profiles, instance roles). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -42,6 +58,8 @@ export interface Config {
   rateLimitMax: number;
   rateLimitGenerateMax: number;
   rateLimitPublicMax: number;
+  /** Where knowledge files are stored (STORAGE_URL). */
+  storage: StorageLocation;
 }
 
 /** A bad environment variable: the message names it so a failed start says what to fix. */
@@ -97,6 +115,79 @@ function readUrl(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
+/** A URL as it may be shown: the password of any URL in it (an endpoint in its query too, encoded or not) replaced by `***`. */
+export function redactUrl(value: string): string {
+  // ASCII escapes decoded (never fails, unlike decodeURIComponent), so `%3A...%40` is seen too.
+  const decoded = value.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return decoded.replace(/([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*:)[^/?#@\s]*@/gi, '$1***@');
+}
+
+const S3_QUERY_PARAMETERS = ['endpoint', 'region', 'forcePathStyle'];
+// Today's S3 rules for a bucket name: 3-63 lowercase letters, digits, dots and hyphens.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * STORAGE_URL: unset is local disk; `s3://<bucket>[/<prefix>]?endpoint=<url>&region=<region>&forcePathStyle=true`
+ * an S3-compatible bucket, whose credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+ */
+function readStorage(env: Env): StorageLocation {
+  const raw = env.STORAGE_URL?.trim();
+  if (!raw) return { kind: 'local' };
+  const fail = (reason: string): never => {
+    throw new ConfigError('STORAGE_URL', `${reason}, got "${redactUrl(raw)}"; expected s3://<bucket>[/<prefix>]?endpoint=<url>&region=<region>&forcePathStyle=true`);
+  };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return fail('not a URL');
+  }
+  if (url.protocol !== 's3:') fail('only s3:// URLs are supported (leave it unset for local disk)');
+  if (url.username || url.password) fail('credentials do not belong in the URL: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+  if (!BUCKET_NAME.test(url.hostname)) fail('the bucket name must be 3-63 lowercase letters, digits, dots or hyphens');
+  if (url.port) fail('a port belongs in endpoint=, not after the bucket');
+  if (url.hash) fail('no #fragment is allowed');
+  let prefix = '';
+  try {
+    prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, '');
+  } catch {
+    fail('the prefix is not valid percent-encoding');
+  }
+  if (prefix.includes('//')) fail('the prefix must not have empty segments');
+  const unknown = [...url.searchParams.keys()].filter((name) => !S3_QUERY_PARAMETERS.includes(name));
+  if (unknown.length) fail(`unknown parameter ${unknown.join(', ')} (known: ${S3_QUERY_PARAMETERS.join(', ')})`);
+
+  let endpoint: string | null = null;
+  const rawEndpoint = url.searchParams.get('endpoint');
+  if (rawEndpoint !== null) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(rawEndpoint);
+    } catch {
+      // refused below
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) return fail('endpoint must be an http(s) URL');
+    if (parsed.username || parsed.password) fail('credentials do not belong in endpoint: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+    endpoint = rawEndpoint.replace(/\/+$/, '');
+  }
+  const forcePathStyle = url.searchParams.get('forcePathStyle') ?? 'false';
+  if (forcePathStyle !== 'true' && forcePathStyle !== 'false') fail('forcePathStyle must be true or false');
+  const region = url.searchParams.get('region') ?? (env.AWS_REGION?.trim() || 'us-east-1');
+  if (!/^[a-z0-9-]{1,64}$/i.test(region)) fail('region must be a region name such as us-east-1');
+
+  return { kind: 's3', bucket: url.hostname, prefix, endpoint, region, forcePathStyle: forcePathStyle === 'true', credentials: readAwsCredentials(env) };
+}
+
+function readAwsCredentials(env: Env): S3Location['credentials'] {
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  if (!accessKeyId && !secretAccessKey) return null;
+  if (!accessKeyId) throw new ConfigError('AWS_ACCESS_KEY_ID', 'is required with AWS_SECRET_ACCESS_KEY');
+  if (!secretAccessKey) throw new ConfigError('AWS_SECRET_ACCESS_KEY', 'is required with AWS_ACCESS_KEY_ID');
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim();
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
 const MiB = 1024 * 1024;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -139,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600_000, 0, 1_000_000_000),
     rateLimitGenerateMax: readInt(env, 'RATE_LIMIT_GENERATE_MAX', 3000, 0, 1_000_000_000),
     rateLimitPublicMax: readInt(env, 'RATE_LIMIT_PUBLIC_MAX', 1_200_000, 0, 1_000_000_000),
+    storage: readStorage(env),
   };
 }
 

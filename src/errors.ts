@@ -13,8 +13,9 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly details?: ErrorDetail[] | Record<string, unknown>,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'AppError';
   }
 }
@@ -55,6 +56,7 @@ export const ERROR_CODES = [
   'DATABASE_BUSY',
   'GENERATION_TIMEOUT',
   'INSUFFICIENT_STORAGE',
+  'STORAGE_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -90,3 +92,12 @@ export const insufficientStorage = () =>
 
 export const databaseBusy = () =>
   new AppError(503, 'DATABASE_BUSY', `The database is locked by another program: try again in ${DATABASE_BUSY_RETRY_AFTER_S} s`);
+
+/**
+ * The object store (STORAGE_URL) did not answer, or answered with an error of its own: the
+ * caller's request was fine and may be sent again. `outcome` says what did not happen.
+ */
+export const storageUnavailable = (outcome: string, cause?: unknown) =>
+  new AppError(503, 'STORAGE_UNAVAILABLE', `The file store cannot be reached: ${outcome}. Try again later`, undefined, { cause });
+
+export const isStorageUnavailable = (error: unknown) => error instanceof AppError && error.code === 'STORAGE_UNAVAILABLE';

@@ -2,13 +2,20 @@ import type { DbHandle } from './db/client.js';
 import type { AppGenerator, GeneratorStatus } from './generation/service.js';
 import type { JobLoopState, JobLoopStatus } from './jobs/loop.js';
 import type { IndexerStatus } from './knowledge/indexer.js';
+import type { ObjectStore, StoreDescription } from './knowledge/storage.js';
 
 export interface Readiness {
   ready: boolean;
   /** `locked`: answers reads, but another program holds the write lock (writes answer 503 DATABASE_BUSY). */
   database: 'ok' | 'locked' | 'unavailable';
-  /** `full`: the disk (or the database's page limit) is full: writes answer 507, background work waits. */
-  storage: 'ok' | 'full';
+  /**
+   * `full`: the disk (or the database's page limit) is full: writes answer 507, background work
+   * waits. `unreachable`: the file store (STORAGE_URL) does not answer: uploads and deletes
+   * answer 503 STORAGE_UNAVAILABLE, indexing waits.
+   */
+  storage: 'ok' | 'full' | 'unreachable';
+  /** Where knowledge files are stored (no secrets); absent when nothing watches a store. */
+  store?: StoreDescription;
   /** The job loop: `starting` while its start is retried (not ready), `waiting` while it cannot write. */
   jobs: JobLoopState;
   /** Knowledge indexing: `waiting` while it cannot write its chunks. */
@@ -21,12 +28,14 @@ const STORAGE_FULL_MEMORY_MS = 30_000;
 
 /**
  * What /ready reports: the database must answer and the job loop must have started; a full
- * disk, a locked database and the generator are reported, never blocking (reads still work,
- * and a replica taken out of rotation could not even be used to delete files).
+ * disk, a locked database, an unreachable file store and the generator are reported, never
+ * blocking (reads still work, and a replica taken out of rotation could not even be used to
+ * delete files; a shared store that is down would take every replica out at once).
  */
 export class ReadinessService {
   private jobs: (() => JobLoopStatus) | null = null;
   private indexer: (() => IndexerStatus) | null = null;
+  private store: Pick<ObjectStore, 'description' | 'reachable'> | null = null;
   private storageFullAt = -Infinity;
 
   constructor(
@@ -42,6 +51,11 @@ export class ReadinessService {
 
   watchIndexer(status: () => IndexerStatus): void {
     this.indexer = status;
+  }
+
+  /** The store of knowledge files, whose reachability is reported. */
+  watchStore(store: Pick<ObjectStore, 'description' | 'reachable'>): void {
+    this.store = store;
   }
 
   /** A request found the disk full. */
@@ -62,11 +76,13 @@ export class ReadinessService {
     if (database === 'ok' && reasons.includes('database-busy')) database = 'locked';
     const full = reasons.includes('storage-full') || this.now() - this.storageFullAt < STORAGE_FULL_MEMORY_MS;
     const jobsState = jobs?.state ?? 'stopped';
+    const unreachable = this.store ? !(await this.store.reachable()) : false;
     // The generator never makes the service unready: builtin always serves in auto mode.
     return {
       ready: database !== 'unavailable' && jobsState !== 'starting',
       database,
-      storage: full ? 'full' : 'ok',
+      storage: unreachable ? 'unreachable' : full ? 'full' : 'ok',
+      ...(this.store ? { store: this.store.description } : {}),
       jobs: jobsState,
       indexing: indexer?.waiting ? 'waiting' : 'ok',
       generator: await this.generator.status(),

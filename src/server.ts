@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import app, { serverOptions } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, lockDataDir } from './db/lock.js';
+import { StoreStartError } from './knowledge/storage.js';
 
 /** Time the process may take, past SHUTDOWN_TIMEOUT_MS, to close connections and the database. */
 const SHUTDOWN_MARGIN_MS = 2000;
@@ -55,7 +56,7 @@ async function main(config: Config) {
 /** A start-up failure the operator can fix, in one line; null for anything else (a bug: its stack helps). */
 function explain(error: unknown, config: Config | null): string | null {
   if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
-  if (error instanceof DataDirLockedError) return error.message;
+  if (error instanceof DataDirLockedError || error instanceof StoreStartError) return error.message;
   const { code, syscall, path } = error as NodeJS.ErrnoException;
   if (config && syscall === 'listen' && code === 'EADDRINUSE') {
     return `Port ${config.port} on ${config.host} is already in use (PORT): stop what uses it, or set PORT to a free port`;

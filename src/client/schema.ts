@@ -386,7 +386,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
                 message: string;
                 details?: {
                     path: string;
@@ -477,11 +477,24 @@ export interface operations {
                         status: string;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
-                        /** @description `ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) */
+                        /** @description `ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits) */
                         storage: string;
+                        /** @description Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket */
+                        store?: {
+                            /** @enum {string} */
+                            kind: "local";
+                            path: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "s3";
+                            bucket: string;
+                            prefix: string;
+                            endpoint: string | null;
+                            region: string;
+                        };
                         /** @description The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped` */
                         jobs: string;
-                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk or the database) */
+                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk, the database or the file store) */
                         indexing: string;
                         generator: {
                             mode: string;
@@ -529,11 +542,24 @@ export interface operations {
                         status: string;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
-                        /** @description `ok` or `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) */
+                        /** @description `ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits) */
                         storage: string;
+                        /** @description Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket */
+                        store?: {
+                            /** @enum {string} */
+                            kind: "local";
+                            path: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "s3";
+                            bucket: string;
+                            prefix: string;
+                            endpoint: string | null;
+                            region: string;
+                        };
                         /** @description The job loop: `running`, `waiting` (cannot write), `starting` (start retried: not ready), `stopping` or `stopped` */
                         jobs: string;
-                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk or the database) */
+                        /** @description `ok` or `waiting` (knowledge indexing waits for the disk, the database or the file store) */
                         indexing: string;
                         generator: {
                             mode: string;

@@ -2,11 +2,11 @@ import os from 'node:os';
 import { and, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { knowledgeChunks, knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
-import { isDatabaseBusy, isStorageFull } from '../errors.js';
+import { isDatabaseBusy, isStorageFull, isStorageUnavailable } from '../errors.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
-import type { FileStorage } from './storage.js';
+import type { ObjectStore } from './storage.js';
 import type { SiteStorageUsage } from './usage.js';
 
 /** Text of a stored file cut into index chunks; by default extracted and chunked in a child process. */
@@ -60,13 +60,22 @@ const CHEAP_FORMATS: ReadonlySet<string> = new Set(['txt', 'md', 'csv']);
 export interface IndexerStatus {
   queued: number;
   active: number;
-  /** Set while indexing waits for the disk to have space, or for the database to be unlocked. */
-  waiting: { reason: 'storage-full' | 'database-busy'; retryAt: Date } | null;
+  /** Set while indexing waits for the disk to have space, the database to be unlocked, or the file store to answer. */
+  waiting: { reason: WaitReason; retryAt: Date } | null;
 }
 
-/** The file's work could not be saved for a reason outside it (full disk, locked database): it waits. */
+/** Why indexing waits: a full disk, a locked database, a file store that does not answer. */
+export type WaitReason = 'storage-full' | 'database-busy' | 'storage-unavailable';
+
+const WAIT_MESSAGES: Record<WaitReason, string> = {
+  'storage-full': 'knowledge indexing waits: the disk is full',
+  'database-busy': 'knowledge indexing waits: the database is locked',
+  'storage-unavailable': 'knowledge indexing waits: the file store cannot be reached',
+};
+
+/** The file's work could not be done for a reason outside it (full disk, locked database, unreachable store): it waits. */
 class Postponed extends Error {
-  constructor(readonly reason: 'storage-full' | 'database-busy', options: ErrorOptions) {
+  constructor(readonly reason: WaitReason, options: ErrorOptions) {
     super(reason, options);
   }
 }
@@ -112,7 +121,7 @@ export class KnowledgeIndexer {
   private closed = false;
   // Aborted on close, so shutdown does not wait for a long extraction to finish.
   private readonly shutdown = new AbortController();
-  private waiting: { reason: 'storage-full' | 'database-busy'; retryAt: number; attempt: number } | null = null;
+  private waiting: { reason: WaitReason; retryAt: number; attempt: number } | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private idleWaiters: (() => void)[] = [];
   private readonly smallFileBytes: number;
@@ -121,7 +130,7 @@ export class KnowledgeIndexer {
 
   constructor(
     private readonly db: Executor,
-    private readonly storage: FileStorage,
+    private readonly storage: ObjectStore,
     private readonly log: Logger,
     private readonly chunkSource: ChunkSource = extractChunksInWorker,
     private readonly options: IndexerOptions = {},
@@ -282,6 +291,7 @@ export class KnowledgeIndexer {
   private classify(error: unknown): Postponed | null {
     if (isStorageFull(error)) return new Postponed('storage-full', { cause: error });
     if (isDatabaseBusy(error)) return new Postponed('database-busy', { cause: error });
+    if (isStorageUnavailable(error)) return new Postponed('storage-unavailable', { cause: error });
     return null;
   }
 
@@ -301,7 +311,7 @@ export class KnowledgeIndexer {
     this.waiting = { reason: postponed.reason, retryAt: Date.now() + delay, attempt };
     this.log.warn(
       { fileId: file.id, reason: postponed.reason, err: postponed.cause, retryInMs: delay },
-      postponed.reason === 'storage-full' ? 'knowledge indexing waits: the disk is full' : 'knowledge indexing waits: the database is locked',
+      WAIT_MESSAGES[postponed.reason],
     );
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => {
@@ -322,10 +332,12 @@ export class KnowledgeIndexer {
 
     let chunks: string[];
     try {
-      chunks = await this.chunkSource(this.storage.pathOf(file.storageKey), file.extension as KnowledgeExtension, file.name, {
-        signal: this.shutdown.signal,
-        maxTextBytes: this.options.maxTextBytes,
-      });
+      chunks = await this.storage.withLocalFile(file.storageKey, (filePath) =>
+        this.chunkSource(filePath, file.extension as KnowledgeExtension, file.name, {
+          signal: this.shutdown.signal,
+          maxTextBytes: this.options.maxTextBytes,
+        }),
+      );
       if (chunks.length === 0) throw new ExtractionError('The file contains no text');
     } catch (error) {
       if (this.closed) return; // cancelled by shutdown: left `uploaded`, indexed at the next start

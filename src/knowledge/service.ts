@@ -9,7 +9,7 @@ import { paginate, type Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, MEDIA_TYPES, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
 import { searchKnowledge, type Passage, type SearchOptions } from './search.js';
-import { FileStorage, safeFileName, storageKeyFor } from './storage.js';
+import { safeFileName, storageKeyFor, type ObjectStore } from './storage.js';
 import { quotaExceeded, type SiteStorageUsage } from './usage.js';
 
 export type { KnowledgeFileRow };
@@ -85,7 +85,7 @@ export interface KnowledgeServiceOptions {
 export class KnowledgeService {
   constructor(
     private readonly db: Executor,
-    private readonly storage: FileStorage,
+    private readonly storage: ObjectStore,
     private readonly indexer: KnowledgeIndexer,
     private readonly options: KnowledgeServiceOptions = {},
   ) {}
@@ -103,7 +103,8 @@ export class KnowledgeService {
   /**
    * Takes the one file part of a multipart upload: streams it to a temporary file, checks it
    * (accepted extension, matching content, not empty, within the size limit), stores it and
-   * queues its indexing. Anything refused leaves nothing on disk or in the database.
+   * queues its indexing. Anything refused, or a store that fails, leaves nothing stored nor in
+   * the database.
    */
   async upload(siteId: string, parts: AsyncIterable<UploadPart>): Promise<KnowledgeFileRow> {
     let received: ReceivedUpload | null = null;
@@ -154,7 +155,10 @@ export class KnowledgeService {
     return { tmpPath, name: safeFileName(filename, extension), extension, size };
   }
 
-  /** Moves a received upload into storage and records it as `uploaded`; indexing comes after. */
+  /**
+   * Commits a received upload to its key, then records it as `uploaded` (indexing comes after):
+   * the row appears only once the stored file is whole, and a failed commit leaves neither.
+   */
   private async store(siteId: string, upload: ReceivedUpload, now = new Date()): Promise<KnowledgeFileRow> {
     const id = randomUUID();
     const row: KnowledgeFileRow = {
@@ -171,11 +175,17 @@ export class KnowledgeService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.storage.commit(upload.tmpPath, row.storageKey);
+    try {
+      await this.storage.commit(upload.tmpPath, row.storageKey);
+    } catch (error) {
+      await this.storage.discard(upload.tmpPath);
+      throw error;
+    }
     try {
       this.db.insert(knowledgeFiles).values(row).run();
     } catch (error) {
-      await this.storage.remove(row.storageKey);
+      // The row's failure is the answer; a store that also fails here leaves an orphan object.
+      await this.storage.remove(row.storageKey).catch(() => {});
       throw error;
     }
     return row;
@@ -211,14 +221,16 @@ export class KnowledgeService {
     return existingFileIds(this.db, siteId, fileIds);
   }
 
-  /** Removes the file's row (its chunks and index entries go with it), then the stored file. */
+  /**
+   * Removes the stored file, then the file's row (its chunks and index entries go with it). In
+   * that order, a store that cannot be reached fails the delete with the row kept, and a retry
+   * finishes it; the other order would leave a stored file no row points to.
+   */
   async delete(siteId: string, fileId: string): Promise<void> {
-    const row = this.db.transaction((tx) => {
-      const found = findFile(tx, siteId, fileId);
-      tx.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
-      return found;
-    });
-    this.options.usage?.changed(siteId);
+    const row = findFile(this.db, siteId, fileId);
     await this.storage.remove(row.storageKey);
+    const { changes } = this.db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
+    if (changes === 0) throw notFound('knowledge item'); // deleted meanwhile by another request
+    this.options.usage?.changed(siteId);
   }
 }

@@ -3,32 +3,78 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { redactUrl, type Config } from '../config.js';
 import { BIDI_CONTROLS, toWellFormed } from '../text/wellformed.js';
 
 /** Storage key of a knowledge file, as the spec's `s3Key`: `<site_id>/knowledge/<id>.<ext>`. */
 export const storageKeyFor = (siteId: string, fileId: string, extension: string) => `${siteId}/knowledge/${fileId}.${extension}`;
 
+/** A stored file's store as /ready and the start-up log tell it: never a secret. */
+export type StoreDescription =
+  | { kind: 'local'; path: string }
+  | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string };
+
+/** The store cannot be used at start-up (a bucket missing, refused or unreachable): one line for the operator. */
+export class StoreStartError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StoreStartError';
+  }
+}
+
+/** The start-up log's line naming the store. */
+export function describeStore(store: StoreDescription): string {
+  if (store.kind === 'local') return `knowledge files are stored on local disk under ${store.path}`;
+  const at = store.endpoint ? ` at ${redactUrl(store.endpoint)}` : '';
+  return `knowledge files are stored in S3 bucket "${store.bucket}"${store.prefix ? ` under ${store.prefix}/` : ''}${at} (region ${store.region})`;
+}
+
+/** An upload streamed to a local temporary file, not yet stored. */
+export interface ReceivedFile {
+  tmpPath: string;
+  size: number;
+}
+
 /**
- * Files on local disk under DATA_DIR/storage, keyed like an object store. Uploads are written
- * to storage/.tmp first and renamed into place, so a stored file is always whole or absent.
+ * Where knowledge files are kept, keyed by their storage key. An upload is received into a
+ * local temporary file first (its type is sniffed and its size counted there), then committed
+ * to its key: a stored file is always whole or absent. Local disk is the first implementation,
+ * an S3-compatible bucket the second.
  */
-export class FileStorage {
-  readonly root: string;
-  private readonly tmpDir: string;
+export interface ObjectStore {
+  readonly description: StoreDescription;
+  /** At start-up: clears temporary files a crash left, and checks the store can be used. */
+  open(): Promise<void>;
+  /** Streams an upload to a local temporary file, counting its bytes; the caller commits or discards it. */
+  receive(stream: Readable): Promise<ReceivedFile>;
+  /** Writes a received file to its key, whole or not at all; the temporary file is gone once this succeeds. */
+  commit(tmpPath: string, storageKey: string): Promise<void>;
+  /** Removes a temporary file (one already gone is fine). */
+  discard(tmpPath: string): Promise<void>;
+  /** Calls `use` with a local path holding the stored file's bytes; a copy made for it is removed after. */
+  withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T>;
+  exists(storageKey: string): Promise<boolean>;
+  /** Removes a stored file; one already gone is fine. */
+  remove(storageKey: string): Promise<void>;
+  /** Whether the store answers now (/ready). */
+  reachable(): Promise<boolean>;
+  close(): Promise<void>;
+}
 
-  constructor(dataDir: string) {
-    this.root = path.join(dataDir, 'storage');
-    this.tmpDir = path.join(this.root, '.tmp');
-    fs.mkdirSync(this.tmpDir, { recursive: true });
+/** A folder of temporary files: uploads received, stored files copied out for extraction. */
+export class TemporaryFiles {
+  constructor(readonly dir: string) {
+    fs.mkdirSync(dir, { recursive: true });
   }
 
-  pathOf(storageKey: string): string {
-    return path.join(this.root, storageKey);
+  /** A new path in the folder, for a file to be created there. */
+  newPath(): string {
+    return path.join(this.dir, randomUUID());
   }
 
-  /** Streams an upload to a temporary file, counting its bytes; the caller commits or discards it. */
-  async receive(stream: Readable): Promise<{ tmpPath: string; size: number }> {
-    const tmpPath = path.join(this.tmpDir, randomUUID());
+  /** Streams `stream` to a new temporary file, counting its bytes; nothing is left if it fails. */
+  async receive(stream: Readable): Promise<ReceivedFile> {
+    const tmpPath = this.newPath();
     let size = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -45,6 +91,44 @@ export class FileStorage {
     return { tmpPath, size };
   }
 
+  async discard(tmpPath: string): Promise<void> {
+    await fs.promises.rm(tmpPath, { force: true });
+  }
+
+  /** Temporary files outlive only a crash; nothing else can own them at start-up (one server per DATA_DIR). */
+  clear(): void {
+    fs.mkdirSync(this.dir, { recursive: true });
+    for (const name of fs.readdirSync(this.dir)) fs.rmSync(path.join(this.dir, name), { force: true });
+  }
+}
+
+/**
+ * Files on local disk under DATA_DIR/storage. Uploads are received into storage/.tmp, on the
+ * same file system, and renamed into place.
+ */
+export class FileStorage implements ObjectStore {
+  readonly root: string;
+  readonly description: StoreDescription;
+  private readonly temporary: TemporaryFiles;
+
+  constructor(dataDir: string) {
+    this.root = path.join(dataDir, 'storage');
+    this.temporary = new TemporaryFiles(path.join(this.root, '.tmp'));
+    this.description = { kind: 'local', path: this.root };
+  }
+
+  pathOf(storageKey: string): string {
+    return path.join(this.root, storageKey);
+  }
+
+  async open(): Promise<void> {
+    this.temporary.clear();
+  }
+
+  receive(stream: Readable): Promise<ReceivedFile> {
+    return this.temporary.receive(stream);
+  }
+
   /** Moves a received temporary file to its key's place. */
   async commit(tmpPath: string, storageKey: string): Promise<void> {
     const target = this.pathOf(storageKey);
@@ -52,18 +136,39 @@ export class FileStorage {
     await fs.promises.rename(tmpPath, target);
   }
 
-  async discard(tmpPath: string): Promise<void> {
-    await fs.promises.rm(tmpPath, { force: true });
+  discard(tmpPath: string): Promise<void> {
+    return this.temporary.discard(tmpPath);
+  }
+
+  /** The stored file itself: the disk needs no copy. */
+  withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T> {
+    return use(this.pathOf(storageKey));
+  }
+
+  async exists(storageKey: string): Promise<boolean> {
+    return fs.promises.access(this.pathOf(storageKey)).then(
+      () => true,
+      () => false,
+    );
   }
 
   async remove(storageKey: string): Promise<void> {
     await fs.promises.rm(this.pathOf(storageKey), { force: true });
   }
 
-  /** Temporary files outlive only a crash mid-upload; nothing else can own them at start-up. */
-  clearTemporaryFiles(): void {
-    for (const name of fs.readdirSync(this.tmpDir)) fs.rmSync(path.join(this.tmpDir, name), { force: true });
+  /** A full disk is told apart (storage: full); the folder itself is always there. */
+  async reachable(): Promise<boolean> {
+    return true;
   }
+
+  async close(): Promise<void> {}
+}
+
+/** The store STORAGE_URL names (not yet opened); the S3 client is loaded only when one is used. */
+export async function createObjectStore(config: Pick<Config, 'dataDir' | 'storage'>): Promise<ObjectStore> {
+  if (config.storage.kind === 'local') return new FileStorage(config.dataDir);
+  const { S3Storage, temporaryFolderFor } = await import('./s3-storage.js');
+  return new S3Storage(config.storage, { tempDir: temporaryFolderFor(config.dataDir) });
 }
 
 /** `512 B`, `12.3 KB`, `2.4 MB`: base 1024, one decimal above bytes. */

@@ -58,7 +58,7 @@ export async function startApp(t: Teardown, config: Config, options: Omit<AppOpt
  * the child process the service uses: starting a child through the TypeScript loader costs
  * about a second per file, and only the tests of extraction itself need it.
  */
-export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs' | 'webhooks'> & { realExtractor?: boolean };
+export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs' | 'webhooks' | 'indexer'> & { realExtractor?: boolean };
 
 export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);
@@ -105,6 +105,8 @@ export interface Service {
   child: ChildProcess;
   url: string;
   exited: Promise<number | null>;
+  /** Everything it wrote to stdout so far (its log). */
+  output(): string;
 }
 
 /** The real server in a child process, once it listens (it logs its address at info level). */
@@ -122,7 +124,7 @@ export async function startService(env: Record<string, string>): Promise<Service
     child.once('exit', (code) => reject(new Error(`service exited early (${code}): ${output}`)));
   });
   child.stdout!.resume();
-  return { child, url, exited };
+  return { child, url, exited, output: () => output };
 }
 
 /** Waits for a child that should fail to start: its exit code and what it wrote to stderr. */
