@@ -15,6 +15,7 @@ export default fp(
   async function generatorPlugin(app: FastifyInstance, opts: { generator?: AppGenerator }) {
     const generator = opts.generator ?? new GeneratorService(app.config, app.log);
     app.decorate('generator', generator);
+    app.addHook('onClose', async () => generator.close?.());
     const readiness = new ReadinessService(app.database, generator);
     if (app.hasDecorator('indexer')) readiness.watchIndexer(() => app.indexer.status());
     if (app.hasDecorator('objectStore')) readiness.watchStore(app.objectStore);

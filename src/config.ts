@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { maskDatabaseUrl } from './db/url.js';
@@ -34,6 +35,8 @@ export interface Config {
   generationTimeoutMs: number;
   jobPollMs: number;
   jobConcurrency: number;
+  /** Threads composing builtin posts (BUILTIN_WORKERS); 0 composes on the event loop. */
+  builtinWorkers: number;
   jobLeaseMs: number;
   jobMaxAttempts: number;
   shutdownTimeoutMs: number;
@@ -213,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
     jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
     jobConcurrency: readInt(env, 'JOB_CONCURRENCY', 2, 1, 64),
+    builtinWorkers: readInt(env, 'BUILTIN_WORKERS', Math.min(4, os.availableParallelism()), 0, 64),
     jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -1,10 +1,11 @@
 import type { Config, GeneratorMode } from '../config.js';
 import { BuiltinGenerator } from './builtin/index.js';
+import { BuiltinWorkerPool } from './builtin/pool.js';
 import { GeneratorUnavailableError, UnknownModelError } from './errors.js';
 import { OllamaGenerator } from './ollama.js';
 import type { GenerationRequest, GenerationResult, Generator, ProviderName } from './types.js';
 
-export type GeneratorConfig = Pick<Config, 'generator' | 'ollamaHost' | 'ollamaModel' | 'generationTimeoutMs'>;
+export type GeneratorConfig = Pick<Config, 'generator' | 'ollamaHost' | 'ollamaModel' | 'generationTimeoutMs'> & Partial<Pick<Config, 'builtinWorkers'>>;
 
 /** The part of a pino logger the service uses. */
 export interface GeneratorLogger {
@@ -29,6 +30,8 @@ export interface AppGenerator extends Pick<Generator, 'generate'> {
   status(): Promise<GeneratorStatus>;
   /** Refuses (UnknownModelError) a model the generator answers it does not have; an unreachable one is given the benefit of the doubt. */
   checkModel?(model: string): Promise<void>;
+  /** Stops what the generator started (the composer's threads). */
+  close?(): Promise<void>;
 }
 
 /** How long Ollama's model list is trusted before it is asked again. */
@@ -59,7 +62,7 @@ type OllamaProbe =
  * - auto: Ollama while it answers and has the model, the composer otherwise (warned about once).
  */
 export class GeneratorService implements AppGenerator {
-  private readonly builtin = new BuiltinGenerator();
+  private readonly builtin: BuiltinGenerator | BuiltinWorkerPool;
   private readonly ollama: OllamaGenerator;
   private readonly now: () => number;
   private readonly modelListTtlMs: number;
@@ -72,6 +75,7 @@ export class GeneratorService implements AppGenerator {
     private readonly log: GeneratorLogger,
     options: GeneratorServiceOptions = {},
   ) {
+    this.builtin = config.builtinWorkers ? new BuiltinWorkerPool(config.builtinWorkers) : new BuiltinGenerator();
     this.ollama = new OllamaGenerator({
       host: config.ollamaHost,
       model: config.ollamaModel,
@@ -117,6 +121,10 @@ export class GeneratorService implements AppGenerator {
       // Down now is no proof the model is missing: the task waits for the server instead.
       if (!(error instanceof GeneratorUnavailableError)) throw error;
     }
+  }
+
+  async close(): Promise<void> {
+    if (this.builtin instanceof BuiltinWorkerPool) await this.builtin.close();
   }
 
   async status(): Promise<GeneratorStatus> {

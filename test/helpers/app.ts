@@ -27,7 +27,8 @@ export function tempDataDir(t: Teardown): string {
 }
 
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', ...env });
+  // The composer on the event loop: threads would each load the language model (the pool has its own tests).
+  return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', BUILTIN_WORKERS: '0', ...env });
 }
 
 export interface TestApp {
