@@ -216,7 +216,8 @@ export function loadConfig(env: Env = process.env): Config {
     generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
     jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
     jobConcurrency: readInt(env, 'JOB_CONCURRENCY', 2, 1, 64),
-    builtinWorkers: readInt(env, 'BUILTIN_WORKERS', Math.min(4, os.availableParallelism()), 0, 64),
+    // One core stays with the event loop (requests, search, the database); the rest compose.
+    builtinWorkers: readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64),
     jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
