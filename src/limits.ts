@@ -122,3 +122,8 @@ export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 /** Idempotency-Key: 1-255 printable ASCII characters; answers are kept this long. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+/**
+ * On PostgreSQL, how long a request's claim on its key holds before another may take the key:
+ * longer than any request runs, short enough that a key whose instance died is free soon.
+ */
+export const IDEMPOTENCY_RUNNING_LEASE_MS = 15 * 60_000;

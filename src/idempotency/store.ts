@@ -1,30 +1,10 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { idempotencyKeys, type IdempotencyKeyRow } from '../db/schema.js';
+import { idempotencyKeys } from '../db/schema.js';
 import { IDEMPOTENCY_TTL_MS } from '../limits.js';
+import { decideAnswered, decideRunning, type Begin, type StoredResponse } from './decisions.js';
 
-/** A stored answer, replayed to retries. */
-export interface StoredResponse {
-  status: number;
-  contentType: string | null;
-  body: string;
-}
-
-/**
- * What to do with a request carrying an Idempotency-Key:
- * - `run`: the first: run it, then `complete` (keep its answer) or `release` (forget it);
- * - `replay`: answered before with the same request: send the stored answer;
- * - `compare`: answered before, but the request's fingerprint is not known yet (an upload,
- *   hashed as it is read): compare, then replay or refuse;
- * - `mismatch`: the key was used for another request (422);
- * - `in-use`: the first request is still running (409).
- */
-export type Begin =
-  | { action: 'run' }
-  | { action: 'replay'; response: StoredResponse }
-  | { action: 'compare'; fingerprint: string; response: StoredResponse }
-  | { action: 'mismatch' }
-  | { action: 'in-use' };
+export type { Begin, StoredResponse };
 
 const p = (name: string) => sql.placeholder(name);
 const value = (name: string) => sql`${p(name)}`;
@@ -78,22 +58,13 @@ export class IdempotencyStore {
     this.purgeExpired = db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, value('now'))).prepare();
   }
 
-  private static stored(row: IdempotencyKeyRow): StoredResponse {
-    return { status: row.responseStatus, contentType: row.responseType, body: row.responseBody };
-  }
-
   /** `fingerprint` null: not known before the body is read (an upload). */
   begin(siteId: string, key: string, fingerprint: string | null, now: number): Begin {
     const row = this.select.get({ siteId, key });
-    if (row && row.expiresAt.getTime() > now) {
-      if (fingerprint === null) return { action: 'compare', fingerprint: row.fingerprint, response: IdempotencyStore.stored(row) };
-      return row.fingerprint === fingerprint ? { action: 'replay', response: IdempotencyStore.stored(row) } : { action: 'mismatch' };
-    }
+    if (row && row.expiresAt.getTime() > now) return decideAnswered(row, fingerprint);
     const slot = `${siteId}\n${key}`;
     const running = this.running.get(slot);
-    if (running) {
-      return fingerprint !== null && running.fingerprint !== null && running.fingerprint !== fingerprint ? { action: 'mismatch' } : { action: 'in-use' };
-    }
+    if (running) return decideRunning(running.fingerprint, fingerprint);
     this.running.set(slot, { fingerprint, startedAt: now });
     return { action: 'run' };
   }

@@ -8,6 +8,10 @@ import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
 import type { ObjectStore } from './storage.js';
 import type { SiteStorageUsage } from './usage.js';
+import { chunkRows, chunkTextBytes, queuedFileColumns, type IndexOutcome, type QueuedFile } from './file-rows.js';
+
+/** Kept importable from here, where they began. */
+export { chunkRows, type QueuedFile };
 
 /** Text of a stored file cut into index chunks; by default extracted and chunked in a child process. */
 export type ChunkSource = (
@@ -46,14 +50,6 @@ export interface IndexerOptions {
   usage?: SiteStorageUsage;
 }
 
-/** A file waiting for its turn. */
-export interface QueuedFile {
-  id: string;
-  siteId: string;
-  sizeBytes: number;
-  extension: string;
-}
-
 /** Formats whose extraction cost follows their size; PDF and Word files can be slow at any size. */
 const CHEAP_FORMATS: ReadonlySet<string> = new Set(['txt', 'md', 'csv']);
 
@@ -81,15 +77,6 @@ class Postponed extends Error {
 }
 
 const DEFAULT_SMALL_FILE_BYTES = 128 * 1024;
-
-/**
- * The knowledge_chunks rows of a file's chunks `texts`, the first being chunk `start` of the
- * file. The same rows suit both databases: SQLite's FTS5 index follows them by trigger,
- * PostgreSQL's search_vector is a generated column.
- */
-export function chunkRows(fileId: string, siteId: string, texts: readonly string[], start = 0) {
-  return texts.map((text, i) => ({ fileId, siteId, ordinal: start + i, text }));
-}
 
 /**
  * Indexes uploaded files in the background: extract, chunk, write the chunks (their FTS5
@@ -163,7 +150,7 @@ export class KnowledgeIndexer {
   /** Queues every file a previous process left `uploaded`. */
   resumePending(): number {
     const pending = this.db
-      .select({ id: knowledgeFiles.id, siteId: knowledgeFiles.siteId, sizeBytes: knowledgeFiles.sizeBytes, extension: knowledgeFiles.extension })
+      .select(queuedFileColumns(knowledgeFiles))
       .from(knowledgeFiles)
       .where(eq(knowledgeFiles.status, 'uploaded'))
       .orderBy(knowledgeFiles.createdAt)
@@ -213,7 +200,7 @@ export class KnowledgeIndexer {
 
   private lookUp(fileId: string): QueuedFile | undefined {
     return this.db
-      .select({ id: knowledgeFiles.id, siteId: knowledgeFiles.siteId, sizeBytes: knowledgeFiles.sizeBytes, extension: knowledgeFiles.extension })
+      .select(queuedFileColumns(knowledgeFiles))
       .from(knowledgeFiles)
       .where(eq(knowledgeFiles.id, fileId))
       .get();
@@ -355,7 +342,7 @@ export class KnowledgeIndexer {
         return true;
       });
       if (!stillThere) return;
-      this.options.usage?.added(file.siteId, chunks.slice(start, start + WRITE_BATCH).reduce((sum, text) => sum + Buffer.byteLength(text), 0));
+      this.options.usage?.added(file.siteId, chunkTextBytes(chunks.slice(start, start + WRITE_BATCH)));
       await yieldToEventLoop();
     }
     this.finish(fileId, { status: 'indexed', error: null, chunkCount: chunks.length });
@@ -368,7 +355,7 @@ export class KnowledgeIndexer {
     if (changes > 0 && siteId) this.options.usage?.changed(siteId);
   }
 
-  private finish(fileId: string, result: { status: 'indexed' | 'failed'; error: string | null; chunkCount: number }): void {
+  private finish(fileId: string, result: IndexOutcome): void {
     // One transaction: a failed file never keeps chunks, whatever fails in between.
     this.db.transaction((tx) => {
       if (result.status === 'failed' && tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run().changes > 0) {

@@ -3,14 +3,15 @@ import type { Readable } from 'node:stream';
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
-import { AppError, notFound, validationError } from '../errors.js';
+import { AppError, validationError } from '../errors.js';
 import { MAX_FILE_BYTES } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
-import { ACCEPTED_EXTENSIONS, MEDIA_TYPES, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
+import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
 import { searchKnowledge, type Passage, type SearchOptions } from './search.js';
-import { safeFileName, storageKeyFor, type ObjectStore } from './storage.js';
-import { quotaExceeded, type SiteStorageUsage } from './usage.js';
+import { knowledgeItemNotFound, uploadedFileRow } from './file-rows.js';
+import { safeFileName, type ObjectStore } from './storage.js';
+import { quotaRefusal, type SiteStorageUsage } from './usage.js';
 
 export type { KnowledgeFileRow };
 
@@ -71,7 +72,7 @@ function findFile(db: Executor, siteId: string, fileId: string): KnowledgeFileRo
     .from(knowledgeFiles)
     .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.siteId, siteId)))
     .get();
-  if (!row) throw notFound('knowledge item');
+  if (!row) throw knowledgeItemNotFound();
   return row;
 }
 
@@ -94,10 +95,8 @@ export class KnowledgeService {
   private checkQuota(siteId: string, incomingBytes: number): void {
     const { quotaBytes, usage } = this.options;
     if (quotaBytes === undefined || !usage) return;
-    const used = usage.usage(siteId);
-    if (incomingBytes === 0 ? used >= quotaBytes : used + incomingBytes > quotaBytes) {
-      throw quotaExceeded(used, quotaBytes, incomingBytes === 0 ? undefined : incomingBytes);
-    }
+    const refusal = quotaRefusal(usage.usage(siteId), quotaBytes, incomingBytes);
+    if (refusal) throw refusal;
   }
 
   /**
@@ -160,21 +159,7 @@ export class KnowledgeService {
    * the row appears only once the stored file is whole, and a failed commit leaves neither.
    */
   private async store(siteId: string, upload: ReceivedUpload, now = new Date()): Promise<KnowledgeFileRow> {
-    const id = randomUUID();
-    const row: KnowledgeFileRow = {
-      id,
-      siteId,
-      name: upload.name,
-      extension: upload.extension,
-      mediaType: MEDIA_TYPES[upload.extension],
-      sizeBytes: upload.size,
-      status: 'uploaded',
-      error: null,
-      chunkCount: 0,
-      storageKey: storageKeyFor(siteId, id, upload.extension),
-      createdAt: now,
-      updatedAt: now,
-    };
+    const row = uploadedFileRow(siteId, randomUUID(), upload, now);
     try {
       await this.storage.commit(upload.tmpPath, row.storageKey);
     } catch (error) {
@@ -230,7 +215,7 @@ export class KnowledgeService {
     const row = findFile(this.db, siteId, fileId);
     await this.storage.remove(row.storageKey);
     const { changes } = this.db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
-    if (changes === 0) throw notFound('knowledge item'); // deleted meanwhile by another request
+    if (changes === 0) throw knowledgeItemNotFound(); // deleted meanwhile by another request
     this.options.usage?.changed(siteId);
   }
 }

@@ -1,0 +1,399 @@
+import { randomUUID } from 'node:crypto';
+import { asc, eq } from 'drizzle-orm';
+import t, { type Test } from 'tap';
+import { openDatabase } from '../src/db/client.js';
+import * as pgSchema from '../src/db/pg-schema.js';
+import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
+import * as sqliteSchema from '../src/db/schema.js';
+import { AppError } from '../src/errors.js';
+import type { Begin, StoredResponse } from '../src/idempotency/decisions.js';
+import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
+import { IdempotencyStore } from '../src/idempotency/store.js';
+import { IDEMPOTENCY_RUNNING_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/limits.js';
+import { ExtractionError } from '../src/knowledge/extract.js';
+import { chunkTextBytes, uploadedFileRow, type KnowledgeFileRow } from '../src/knowledge/file-rows.js';
+import { KnowledgeIndexer } from '../src/knowledge/indexer.js';
+import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
+import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
+import { KnowledgeService } from '../src/knowledge/service.js';
+import type { ObjectStore } from '../src/knowledge/storage.js';
+import { SiteStorageUsage, storageUsage } from '../src/knowledge/usage.js';
+import { tempDataDir } from './helpers/app.js';
+import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+
+// The PostgreSQL idempotency store (src/idempotency/pg-store.ts) and knowledge file statements
+// (src/knowledge/pg-files.ts, pg-usage.ts) beside SQLite's: the same scenario played on both
+// databases, with the same clock, must tell the same; then what only several instances sharing
+// PostgreSQL can show: requests with one key arriving at once on two instances.
+
+const unavailable = postgresUnavailable();
+if (unavailable) {
+  t.comment(unavailable);
+  t.plan(0, unavailable);
+} else {
+  defineTests();
+}
+
+const SITE = 'site-1';
+const OTHER_SITE = 'site-2';
+const T0 = Date.parse('2026-03-02T09:00:00.000Z');
+const siteRow = (id: string) => ({ id, name: id, handle: id, createdAt: new Date(T0 - 60_000) });
+
+interface Databases {
+  sqlite: ReturnType<typeof openDatabase>['db'];
+  pg: PostgresHandle;
+  url: string;
+}
+
+/** A SQLite and a PostgreSQL database, each with the two sites. */
+async function databases(t: Test): Promise<Databases> {
+  const sqliteHandle = openDatabase(tempDataDir(t));
+  t.teardown(() => sqliteHandle.close());
+  const url = await startPostgres(t);
+  const pg = await openPostgres(url, { poolMax: 4 });
+  t.teardown(() => pg.close());
+  for (const id of [SITE, OTHER_SITE]) {
+    sqliteHandle.db.insert(sqliteSchema.sites).values(siteRow(id)).run();
+    await pg.db.insert(pgSchema.sites).values(siteRow(id));
+  }
+  return { sqlite: sqliteHandle.db, pg, url };
+}
+
+/** What both idempotency stores offer, answered asynchronously. */
+interface Keys {
+  begin(siteId: string, key: string, fingerprint: string | null, now: number): Promise<Begin>;
+  complete(siteId: string, key: string, fingerprint: string, response: StoredResponse): Promise<void>;
+  release(siteId: string, key: string): Promise<void>;
+  purge(now: number): Promise<number>;
+}
+
+const sqliteKeys = (store: IdempotencyStore): Keys => ({
+  begin: async (...args) => store.begin(...args),
+  complete: async (...args) => store.complete(...args),
+  release: async (...args) => store.release(...args),
+  purge: async (now) => store.purge(now),
+});
+
+const CREATED: StoredResponse = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"é 東京 🎉"}' };
+const ACCEPTED: StoredResponse = { status: 202, contentType: null, body: '' };
+
+/** Every decision of a scenario, in order: the same on both databases. */
+async function playIdempotency(keys: Keys): Promise<unknown[]> {
+  const steps: unknown[] = [];
+  const begin = async (label: string, siteId: string, key: string, fingerprint: string | null, now: number) =>
+    steps.push([label, await keys.begin(siteId, key, fingerprint, now)]);
+
+  await begin('first request runs', SITE, 'k1', 'f1', T0);
+  await begin('its retry while it runs', SITE, 'k1', 'f1', T0 + 10);
+  await begin('another request while it runs', SITE, 'k1', 'f2', T0 + 10);
+  await begin('an upload while it runs', SITE, 'k1', null, T0 + 10);
+  await begin('the key on another site', OTHER_SITE, 'k1', 'f2', T0 + 10);
+  await keys.complete(SITE, 'k1', 'f1', CREATED);
+  await keys.complete(OTHER_SITE, 'k1', 'f2', ACCEPTED);
+  await begin('the same request replays', SITE, 'k1', 'f1', T0 + 20);
+  await begin('another request is refused', SITE, 'k1', 'f2', T0 + 20);
+  await begin('an upload compares', SITE, 'k1', null, T0 + 20);
+  await begin('the other site replays its own', OTHER_SITE, 'k1', 'f2', T0 + 20);
+
+  await begin('a request that will fail', SITE, 'k2', 'f1', T0 + 30);
+  await keys.release(SITE, 'k2');
+  await begin('its retry runs anew', SITE, 'k2', 'f1', T0 + 40);
+  await begin('in use again', SITE, 'k2', 'f1', T0 + 40);
+  await keys.release(SITE, 'k2');
+  await begin('a release frees it for another request too', SITE, 'k2', 'f3', T0 + 50);
+  await keys.complete(SITE, 'k2', 'f3', ACCEPTED);
+
+  await begin('an upload runs', SITE, 'k3', null, T0 + 60);
+  await begin('a JSON request while it is hashed', SITE, 'k3', 'f1', T0 + 60);
+  await begin('another upload while it runs', SITE, 'k3', null, T0 + 60);
+  await keys.complete(SITE, 'k3', 'upload-digest', CREATED);
+  await begin('the upload compares', SITE, 'k3', null, T0 + 70);
+
+  // A day after the first request began, its answer is gone; the last millisecond before, not.
+  await begin('the last millisecond replays', SITE, 'k1', 'f1', T0 + IDEMPOTENCY_TTL_MS - 1);
+  await begin('expired: runs again', SITE, 'k1', 'f2', T0 + IDEMPOTENCY_TTL_MS);
+  await keys.complete(SITE, 'k1', 'f2', ACCEPTED);
+  await begin('the new answer replays', SITE, 'k1', 'f2', T0 + IDEMPOTENCY_TTL_MS + 1);
+  steps.push(['purged a minute before the day ends', await keys.purge(T0 + IDEMPOTENCY_TTL_MS - 60_000)]);
+  steps.push(['purged after the day', await keys.purge(T0 + IDEMPOTENCY_TTL_MS + 60_000)]);
+  await begin('a purged key runs', SITE, 'k2', 'f1', T0 + IDEMPOTENCY_TTL_MS + 60_000);
+  await keys.release(SITE, 'k2');
+  await begin('the renewed key still replays', SITE, 'k1', 'f2', T0 + IDEMPOTENCY_TTL_MS + 60_000);
+  steps.push(['nothing more to purge', await keys.purge(T0 + IDEMPOTENCY_TTL_MS + 60_000)]);
+  return steps;
+}
+
+/** The file rows and chunks of a knowledge scenario, on one database. */
+interface KnowledgeBackend {
+  insert(row: KnowledgeFileRow): Promise<void>;
+  /** Indexes the file as the indexer does: its chunks, or a failure of extraction. */
+  index(fileId: string, chunks: string[] | ExtractionError): Promise<void>;
+  get(siteId: string, fileId: string): Promise<KnowledgeFileRow>;
+  list(siteId: string, page: number, limit: number): Promise<unknown>;
+  existingIds(siteId: string, ids: string[]): Promise<Set<string>>;
+  delete(siteId: string, fileId: string): Promise<void>;
+  chunks(): Promise<{ fileId: string; siteId: string; ordinal: number; text: string }[]>;
+  /** Usage with its tally kept by the writes, and counted afresh from the database. */
+  usage(siteId: string): Promise<{ kept: number; counted: number }>;
+}
+
+/** Files stored nowhere: the statements are what is compared. */
+const noStorage = {
+  withLocalFile: (_key: string, use: (filePath: string) => Promise<unknown>) => use('/nonexistent'),
+  remove: async () => {},
+} as unknown as ObjectStore;
+
+const silent = { info() {}, warn() {}, error() {} };
+
+function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
+  const extracted = new Map<string, string[] | ExtractionError>();
+  const usage = new SiteStorageUsage(db);
+  const indexer = new KnowledgeIndexer(
+    db,
+    noStorage,
+    silent,
+    async (_path, _extension, fileName) => {
+      const chunks = extracted.get(fileName)!;
+      if (chunks instanceof ExtractionError) throw chunks;
+      return chunks;
+    },
+    { usage, concurrency: 1, smallFileBytes: 0 },
+  );
+  const service = new KnowledgeService(db, noStorage, indexer, { usage });
+  return {
+    insert: async (row) => void db.insert(sqliteSchema.knowledgeFiles).values(row).run(),
+    async index(fileId, chunks) {
+      const row = db.select().from(sqliteSchema.knowledgeFiles).where(eq(sqliteSchema.knowledgeFiles.id, fileId)).get()!;
+      extracted.set(row.name, chunks);
+      indexer.enqueue(fileId);
+      await indexer.whenIdle();
+    },
+    get: (siteId, fileId) => service.get(siteId, fileId),
+    list: (siteId, page, limit) => service.list(siteId, page, limit),
+    existingIds: (siteId, ids) => service.existingIds(siteId, ids),
+    delete: (siteId, fileId) => service.delete(siteId, fileId),
+    chunks: async () =>
+      db
+        .select({ fileId: sqliteSchema.knowledgeChunks.fileId, siteId: sqliteSchema.knowledgeChunks.siteId, ordinal: sqliteSchema.knowledgeChunks.ordinal, text: sqliteSchema.knowledgeChunks.text })
+        .from(sqliteSchema.knowledgeChunks)
+        .orderBy(asc(sqliteSchema.knowledgeChunks.id))
+        .all(),
+    usage: async (siteId) => ({ kept: usage.usage(siteId), counted: new SiteStorageUsage(db).usage(siteId) }),
+  };
+}
+
+/** Chunks per write, as the indexer writes them (a file of more spans batches). */
+const BATCH = 25;
+
+function pgKnowledge(db: PostgresHandle['db']): KnowledgeBackend & { files: PgKnowledgeFiles } {
+  const usage = new PgSiteStorageUsage(db);
+  const files = new PgKnowledgeFiles(db, usage);
+  return {
+    files,
+    insert: (row) => files.insert(row),
+    // The indexer's steps (indexer.ts, index()), on PostgreSQL's statements.
+    async index(fileId, chunks) {
+      const file = await files.current(fileId);
+      if (!file || file.status !== 'uploaded') return;
+      await files.clearChunks(fileId, file.siteId);
+      if (chunks instanceof ExtractionError) {
+        await files.finish(fileId, { status: 'failed', error: chunks.message, chunkCount: 0 });
+        return;
+      }
+      for (let start = 0; start < chunks.length; start += BATCH) {
+        if (!(await files.writeChunks(fileId, file.siteId, chunks.slice(start, start + BATCH), start))) return;
+      }
+      await files.finish(fileId, { status: 'indexed', error: null, chunkCount: chunks.length });
+    },
+    get: (siteId, fileId) => files.get(siteId, fileId),
+    list: (siteId, page, limit) => files.list(siteId, page, limit),
+    existingIds: (siteId, ids) => files.existingIds(siteId, ids),
+    delete: (siteId, fileId) => files.delete(siteId, fileId),
+    chunks: () =>
+      db
+        .select({ fileId: pgSchema.knowledgeChunks.fileId, siteId: pgSchema.knowledgeChunks.siteId, ordinal: pgSchema.knowledgeChunks.ordinal, text: pgSchema.knowledgeChunks.text })
+        .from(pgSchema.knowledgeChunks)
+        .orderBy(asc(pgSchema.knowledgeChunks.id)),
+    usage: async (siteId) => ({ kept: await usage.usage(siteId), counted: await new PgSiteStorageUsage(db).usage(siteId) }),
+  };
+}
+
+/** An AppError as the API reports it; anything else fails the test. */
+function reported(error: unknown) {
+  if (!(error instanceof AppError)) throw error;
+  return { error: { statusCode: error.statusCode, code: error.code, message: error.message } };
+}
+
+// Multi-byte text: accents (2 bytes), CJK (3 bytes), emoji (4 bytes, a surrogate pair in JavaScript).
+const TEXTS = {
+  english: ['Brewing coffee at home: a ratio of 1:16.', 'Grind the beans just before brewing.'],
+  accents: ['Le CAFÉ crème de Zürich est servi à 8 heures.'],
+  cjk: ['東京電力の福島第一原子力発電所は日本の発電所です。', '机器学习是人工智能的一个分支。', '한국어 문장입니다.'],
+  emoji: ['Launch day 🚀🎉 — thanks 👩🏽‍💻!', '🏳️‍🌈 flags and ZWJ sequences 👨‍👩‍👧‍👦'],
+  many: Array.from({ length: 60 }, (_, i) => `Chunk ${i}: 東京 ${'🎉'.repeat(i % 4)} café`),
+};
+
+/** The files of the scenario: ids fixed, so both databases list them alike; two share a creation time. */
+function scenarioFiles(): KnowledgeFileRow[] {
+  const upload = (name: string, size: number) => ({ name, extension: 'txt' as const, size });
+  return [
+    uploadedFileRow(SITE, randomUUID(), upload('english.txt', 1_000), new Date(T0)),
+    uploadedFileRow(SITE, randomUUID(), upload('accents.txt', 2_000), new Date(T0 + 1_000)),
+    uploadedFileRow(SITE, randomUUID(), upload('cjk.txt', 3_000), new Date(T0 + 2_000)),
+    uploadedFileRow(SITE, randomUUID(), upload('emoji.txt', 4_000), new Date(T0 + 2_000)),
+    uploadedFileRow(SITE, randomUUID(), upload('many.txt', 5_000), new Date(T0 + 3_000)),
+    uploadedFileRow(SITE, randomUUID(), upload('empty.txt', 6_000), new Date(T0 + 4_000)),
+    uploadedFileRow(OTHER_SITE, randomUUID(), upload('other.txt', 7_000), new Date(T0 + 5_000)),
+  ];
+}
+
+/** Everything a knowledge scenario showed, with ids named and indexing times (the clock's) left out. */
+async function playKnowledge(backend: KnowledgeBackend, files: KnowledgeFileRow[]): Promise<string> {
+  const steps: [string, unknown][] = [];
+  const names = new Map(files.map((file) => [file.id, file.name]));
+  const step = async (label: string, action: () => Promise<unknown>) => {
+    try {
+      steps.push([label, await action()]);
+    } catch (error) {
+      steps.push([label, reported(error)]);
+    }
+  };
+  const byName = (name: string) => files.find((file) => file.name === name)!;
+  const usage = async (label: string) => {
+    await step(`usage ${label}`, async () => ({ [SITE]: await backend.usage(SITE), [OTHER_SITE]: await backend.usage(OTHER_SITE) }));
+  };
+
+  for (const file of files) await backend.insert(file);
+  await step('uploaded, listed', () => backend.list(SITE, 1, 10));
+  await usage('of files alone');
+  await backend.index(byName('english.txt').id, TEXTS.english);
+  await backend.index(byName('accents.txt').id, TEXTS.accents);
+  await backend.index(byName('cjk.txt').id, TEXTS.cjk);
+  await backend.index(byName('emoji.txt').id, TEXTS.emoji);
+  await backend.index(byName('many.txt').id, TEXTS.many);
+  await backend.index(byName('empty.txt').id, new ExtractionError('The file contains no text'));
+  await backend.index(byName('other.txt').id, ['other site 🌍']);
+  await step('indexed once only', () => backend.index(byName('cjk.txt').id, ['never written']));
+  await usage('after indexing');
+  for (const [page, limit] of [[1, 2], [2, 2], [3, 2], [4, 2], [1, 6], [2, 6]]) await step(`page ${page} of ${limit}`, () => backend.list(SITE, page!, limit!));
+  await step('the other site', () => backend.list(OTHER_SITE, 1, 10));
+  await step('get', () => backend.get(SITE, byName('emoji.txt').id));
+  await step('get failed', () => backend.get(SITE, byName('empty.txt').id));
+  await step("get another site's file", () => backend.get(SITE, byName('other.txt').id));
+  await step('existing ids', async () => [...(await backend.existingIds(SITE, [byName('cjk.txt').id, byName('other.txt').id, 'missing']))]);
+  await step('delete', () => backend.delete(SITE, byName('cjk.txt').id));
+  await step('delete again', () => backend.delete(SITE, byName('cjk.txt').id));
+  await step("delete another site's file", () => backend.delete(SITE, byName('other.txt').id));
+  await step('listed after delete', () => backend.list(SITE, 1, 10));
+  await usage('after delete');
+  await step('chunks', () => backend.chunks());
+
+  // Ids as names; updatedAt is the indexer's clock, not the scenario's.
+  return JSON.stringify(steps, (key, value) => {
+    if (key === 'updatedAt') return undefined;
+    if (typeof value === 'string' && names.has(value)) return names.get(value);
+    return value;
+  }, 1);
+}
+
+function defineTests() {
+  t.test('idempotency decisions are the same on both databases', async (t) => {
+    const { sqlite, pg } = await databases(t);
+    const onSqlite = await playIdempotency(sqliteKeys(new IdempotencyStore(sqlite)));
+    const onPostgres = await playIdempotency(new PgIdempotencyStore(pg.db));
+    t.same(onPostgres, onSqlite);
+    // The scenario tells what it should, not merely the same on both.
+    const decisions = new Map(onSqlite as [string, Begin | number][]);
+    t.same(decisions.get('the same request replays'), { action: 'replay', response: CREATED });
+    t.same(decisions.get('an upload compares'), { action: 'compare', fingerprint: 'f1', response: CREATED });
+    t.same(decisions.get('another request while it runs'), { action: 'mismatch' });
+    t.same(decisions.get('an upload while it runs'), { action: 'in-use' });
+    t.same(decisions.get('its retry runs anew'), { action: 'run' });
+    t.same(decisions.get('expired: runs again'), { action: 'run' });
+    t.equal(decisions.get('purged after the day'), 3, 'the answers of k2, k3 and the other site');
+  });
+
+  t.test('a claim left by an instance that stopped frees its key once its lease ends', async (t) => {
+    const { pg } = await databases(t);
+    const stopped = new PgIdempotencyStore(pg.db);
+    const other = new PgIdempotencyStore(pg.db);
+    t.same(await stopped.begin(SITE, 'k', 'f1', T0), { action: 'run' });
+    t.same(await other.begin(SITE, 'k', 'f1', T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), { action: 'in-use' });
+    t.equal(await other.purge(T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), 0, 'a live claim is not purged');
+    t.same(await other.begin(SITE, 'k', 'f2', T0 + IDEMPOTENCY_RUNNING_LEASE_MS), { action: 'run' }, 'taken over');
+    // The first instance, still alive after all, neither frees nor overwrites the new claim.
+    await stopped.release(SITE, 'k');
+    await stopped.complete(SITE, 'k', 'f1', CREATED);
+    t.same(await stopped.begin(SITE, 'k', 'f2', T0 + IDEMPOTENCY_RUNNING_LEASE_MS + 1), { action: 'in-use' });
+    await other.complete(SITE, 'k', 'f2', ACCEPTED);
+    t.same(await stopped.begin(SITE, 'k', 'f2', T0 + IDEMPOTENCY_RUNNING_LEASE_MS + 2), { action: 'replay', response: ACCEPTED });
+    t.same(await stopped.begin(SITE, 'k', 'f1', T0 + IDEMPOTENCY_RUNNING_LEASE_MS + 2), { action: 'mismatch' });
+  });
+
+  t.test('one key sent at once to two instances runs once', async (t) => {
+    const { pg, url } = await databases(t);
+    const second = await openPostgres(url, { poolMax: 10 });
+    t.teardown(() => second.close());
+    const instances = [new PgIdempotencyStore(pg.db), new PgIdempotencyStore(second.db)];
+    const KEYS = 20;
+    for (const round of ['fresh keys', 'expired keys']) {
+      const now = round === 'fresh keys' ? T0 : T0 + IDEMPOTENCY_TTL_MS;
+      const decisions = await Promise.all(
+        Array.from({ length: KEYS }, (_, k) => Promise.all(instances.map((store) => store.begin(SITE, `key-${k}`, `f${k}`, now)))),
+      );
+      for (const [k, pair] of decisions.entries()) {
+        t.same(pair.map((d) => d.action).sort(), ['in-use', 'run'], `${round}: key-${k} runs on exactly one instance`);
+      }
+      // The instance that ran each key keeps its answer (its response names the round); the key then replays everywhere.
+      await Promise.all(
+        decisions.map((pair, k) => instances[pair.findIndex((d) => d.action === 'run')]!.complete(SITE, `key-${k}`, `f${k}`, { ...CREATED, body: round })),
+      );
+      for (let k = 0; k < KEYS; k++) {
+        for (const store of instances) t.same(await store.begin(SITE, `key-${k}`, `f${k}`, now + 1), { action: 'replay', response: { ...CREATED, body: round } });
+      }
+    }
+  });
+
+  t.test('knowledge rows, chunks and usage are the same on both databases', async (t) => {
+    const { sqlite, pg } = await databases(t);
+    const files = scenarioFiles();
+    const onSqlite = await playKnowledge(sqliteKnowledge(sqlite), files);
+    const onPostgres = await playKnowledge(pgKnowledge(pg.db), files);
+    t.equal(onPostgres, onSqlite);
+
+    // The numbers themselves: files plus their index, from UTF-8 bytes of the text.
+    const steps = new Map(JSON.parse(onSqlite) as [string, unknown][]);
+    const textBytes = chunkTextBytes([...TEXTS.english, ...TEXTS.accents, ...TEXTS.cjk, ...TEXTS.emoji, ...TEXTS.many]);
+    t.ok(textBytes > [...TEXTS.english, ...TEXTS.accents, ...TEXTS.cjk, ...TEXTS.emoji, ...TEXTS.many].join('').length, 'the text is multi-byte');
+    const expected = storageUsage(21_000, textBytes);
+    t.same((steps.get('usage after indexing') as Record<string, unknown>)[SITE], { kept: expected, counted: expected });
+    const afterDelete = storageUsage(18_000, textBytes - chunkTextBytes(TEXTS.cjk));
+    t.same((steps.get('usage after delete') as Record<string, unknown>)[SITE], { kept: afterDelete, counted: afterDelete });
+    t.same((steps.get('get failed') as KnowledgeFileRow).status, 'failed');
+    t.equal((steps.get('chunks') as unknown[]).length, 2 + 1 + 2 + 60 + 1, 'the deleted file took its chunks along');
+  });
+
+  t.test('a failed file keeps no chunks, and chunks of a deleted file are not written', async (t) => {
+    const { pg } = await databases(t);
+    const knowledge = pgKnowledge(pg.db);
+    const settled: string[] = [];
+    knowledge.files.onSettled(async (tx, file) => {
+      // Inside the transaction: the row is seen as marked.
+      const [row] = await tx.select({ status: pgSchema.knowledgeFiles.status }).from(pgSchema.knowledgeFiles).where(eq(pgSchema.knowledgeFiles.id, file.id));
+      settled.push(`${file.name}:${row!.status}`);
+    });
+    const [failing, deleted] = [0, 1].map((i) => uploadedFileRow(SITE, randomUUID(), { name: `f${i}.txt`, extension: 'txt', size: 10 }, new Date(T0 + i)));
+    await knowledge.insert(failing!);
+    await knowledge.insert(deleted!);
+    t.ok(await knowledge.files.writeChunks(failing!.id, SITE, ['half', 'written'], 0));
+    const failed = await knowledge.files.finish(failing!.id, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
+    t.equal(failed?.status, 'failed');
+    t.same(await knowledge.chunks(), [], 'its chunks went with the failure');
+    t.equal(await knowledge.files.finish(failing!.id, { status: 'indexed', error: null, chunkCount: 2 }), undefined, 'settled once only');
+    await knowledge.delete(SITE, deleted!.id);
+    t.equal(await knowledge.files.writeChunks(deleted!.id, SITE, ['late'], 0), false);
+    t.same(await knowledge.chunks(), []);
+    t.same(settled, ['f0.txt:failed']);
+    t.same(await knowledge.files.pending(), [], 'nothing left uploaded');
+  });
+}
