@@ -313,6 +313,24 @@ function defineSiteTests() {
       t.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 1, `round ${round}: one site has the handle`);
       t.same(refused, [{ error: { statusCode: 409, code: 'CONFLICT', message: `The handle "${wanted}" is taken by another site`, details: undefined } }]);
     }
+
+    // Deterministically past the look: the handle is taken by a transaction not yet committed when
+    // the other looks, so only the unique index can refuse it.
+    let commit!: () => void;
+    let written!: () => void;
+    const isWritten = new Promise<void>((resolve) => (written = resolve));
+    const holding = (await open(t, url)).db.transaction(async (tx) => {
+      await pgSettings.updateSiteSettings(tx, sites[2]!.id, { handle: 'held' }, at(2));
+      written();
+      await new Promise<void>((resolve) => (commit = resolve));
+    });
+    await isWritten;
+    const late = b.updateSiteSettings(sites[3]!.id, { handle: 'held' }, at(2)).then(() => null, reported);
+    await sleep(100);
+    commit();
+    await holding;
+    t.same(await late, { error: { statusCode: 409, code: 'CONFLICT', message: 'The handle "held" is taken by another site', details: undefined } }, 'the unique index refuses a handle taken after the look');
+    t.equal((await b.getSite(sites[3]!.id))?.handle, sites[3]!.handle, 'and nothing of the refused patch is kept');
   });
 
   t.test('a key revoked on one instance is refused by another within the documented bound', async (t) => {
