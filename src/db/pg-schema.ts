@@ -33,6 +33,8 @@ import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUS
  * fold() and search_text(), and a `rowid` identity column on the tables whose lists break ties
  * by SQLite's hidden rowid (posts, webhooks, webhook_deliveries). That column is no part of
  * the row types, as in SQLite, yet `rowid` in SQL means the same thing on both databases.
+ * Nor the `key_changes` counter and its triggers (0004), which only PostgreSQL needs: it tells
+ * instances sharing the database that their cache of API keys may be stale.
  */
 
 /** Dates to the millisecond, as JavaScript has them, with the time zone kept (an instant). */

@@ -39,6 +39,15 @@ export interface PostgresOptions {
 
 export const DEFAULT_POOL_MAX = 10;
 
+/** PostgreSQL's error for a duplicate key reported by `constraint` (Drizzle wraps it in `cause`). */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const { code, constraint: reported } = e as { code?: unknown; constraint?: unknown };
+    if (code === '23505' && reported === constraint) return true;
+  }
+  return false;
+}
+
 /** The drizzle/postgres folder of this package: PostgreSQL's migrations, beside SQLite's. */
 export function postgresMigrationsFolder(): string {
   return path.join(migrationsFolder(), 'postgres');

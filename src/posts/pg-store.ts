@@ -1,6 +1,6 @@
 import { and, count, desc, eq, max, sql, type SQL } from 'drizzle-orm';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
-import type { PgExecutor } from '../db/postgres.js';
+import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
 import { paginateAsync, type Page } from '../pagination.js';
 import { touchSiteContent } from '../sites/pg-settings.js';
 import {
@@ -30,14 +30,7 @@ export type PgPostChangeListener = (tx: PgExecutor, change: PostChange) => Promi
  */
 const SLUG_ATTEMPTS = 5;
 
-/** PostgreSQL's error for a duplicate key, reported by `posts_site_slug_unique` (Drizzle wraps it in `cause`). */
-function isSlugTaken(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) {
-    const { code, constraint } = e as { code?: unknown; constraint?: unknown };
-    if (code === '23505' && constraint === 'posts_site_slug_unique') return true;
-  }
-  return false;
-}
+const isSlugTaken = (error: unknown) => isUniqueViolation(error, 'posts_site_slug_unique');
 
 /** The highest N among the site's slugs `<base>-N`; 1 when none. */
 async function highestSuffix(db: PgExecutor, siteId: string, base: string): Promise<number> {

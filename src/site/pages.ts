@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Site } from '../db/schema.js';
 import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
-import { FEED_SIZE, type PublicSiteService } from './public.js';
+import { FEED_SIZE, type PublicSiteQueries } from './public-common.js';
 import type { SiteRenderer } from './render.js';
 import type { PublicSite } from './types.js';
 import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, type ListKind } from './urls.js';
@@ -43,7 +43,7 @@ export class PublicPages {
   private readonly assets: ReadonlyMap<string, PublicResponse>;
 
   constructor(
-    private readonly service: PublicSiteService,
+    private readonly service: PublicSiteQueries,
     private readonly renderer: SiteRenderer,
     files: { stylesheet: string; icon: string },
   ) {

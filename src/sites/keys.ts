@@ -1,75 +1,23 @@
-import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, like } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { apiKeys, sites, type Site } from '../db/schema.js';
-import { notFound, validationError } from '../errors.js';
-import { MAX_HANDLE_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH, RESERVED_SLUGS } from '../limits.js';
-import { slugify } from '../text/slug.js';
+import { notFound } from '../errors.js';
+import { checkSiteName, firstFreeHandle, generateKey, handleBase, newKey, newSite, type ApiKeyInfo, type AuthenticatedKey } from './rules.js';
 
-export const KEY_PREFIX = 'blog_';
-
-export interface SiteRef {
-  id: string;
-  name: string;
-}
-
-export interface ApiKeyInfo {
-  id: string;
-  siteId: string;
-  prefix: string;
-  createdAt: Date;
-  revokedAt: Date | null;
-}
-
-export interface AuthenticatedKey {
-  keyId: string;
-  site: SiteRef;
-}
-
-// One-shot hashing (every request hashes its key): a third of createHash's cost.
-export const hashKey = (key: string) => hash('sha256', key, 'hex');
-
-/** A new API key: `blog_` + 32 random bytes in base64url. Shown once, stored only as a hash. */
-export const generateKey = () => KEY_PREFIX + randomBytes(32).toString('base64url');
-
-const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);
+export { generateKey, hashKey, KEY_PREFIX, type ApiKeyInfo, type AuthenticatedKey, type SiteRef } from './rules.js';
 
 export function createSite(db: Executor, name: string, now = new Date()): Site {
-  const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_SITE_NAME_LENGTH) throw validationError(`site name must be 1-${MAX_SITE_NAME_LENGTH} characters`);
-  const site: Site = {
-    id: randomUUID(),
-    name: trimmed,
-    handle: freeHandle(db, trimmed),
-    url: null,
-    description: null,
-    language: 'en',
-    postsPerPage: 10,
-    contentVersion: 0,
-    contentUpdatedAt: null,
-    createdAt: now,
-  };
+  const trimmed = checkSiteName(name);
+  const site = newSite(trimmed, freeHandle(db, trimmed), now);
   db.insert(sites).values(site).run();
   return site;
 }
 
 /** A handle from the site's name (`[a-z0-9-]`, 2-40 characters), unique across the install. */
 function freeHandle(db: Executor, name: string): string {
-  let base = slugify(name).slice(0, MAX_HANDLE_LENGTH).replace(/-+$/, '');
-  if (base.length < MIN_HANDLE_LENGTH || RESERVED_SLUGS.has(base)) base = `site-${base}`.replace(/-+$/, '');
-  const taken = new Set(
-    db
-      .select({ handle: sites.handle })
-      .from(sites)
-      .where(like(sites.handle, `${base}%`))
-      .all()
-      .map((row) => row.handle),
-  );
-  for (let n = 1; ; n++) {
-    const suffix = n === 1 ? '' : `-${n}`;
-    const candidate = base.slice(0, MAX_HANDLE_LENGTH - suffix.length).replace(/-+$/, '') + suffix;
-    if (!taken.has(candidate)) return candidate;
-  }
+  const base = handleBase(name);
+  const taken = db.select({ handle: sites.handle }).from(sites).where(like(sites.handle, `${base}%`)).all();
+  return firstFreeHandle(base, new Set(taken.map((row) => row.handle)));
 }
 
 export function listSites(db: Executor): Site[] {
@@ -83,8 +31,8 @@ export function getSite(db: Executor, siteId: string): Site | undefined {
 /** Stores a key for a site (a given one, for BOOTSTRAP_API_KEY, or a new one) and returns it in clear. */
 export function createKey(db: Executor, siteId: string, key = generateKey(), now = new Date()): { key: string; info: ApiKeyInfo } {
   if (!getSite(db, siteId)) throw notFound('site');
-  const info: ApiKeyInfo = { id: randomUUID(), siteId, prefix: displayPrefix(key), createdAt: now, revokedAt: null };
-  db.insert(apiKeys).values({ ...info, hash: hashKey(key) }).run();
+  const { info, hash } = newKey(siteId, key, now);
+  db.insert(apiKeys).values({ ...info, hash }).run();
   return { key, info };
 }
 
@@ -121,10 +69,10 @@ export function findActiveKey(db: Executor, keyHash: string): AuthenticatedKey |
 }
 
 /** A site and its first key, in one transaction; the key is returned in clear, once. */
-export function createSiteWithKey(db: Executor, name: string, key = generateKey()): { site: Site; key: string } {
+export function createSiteWithKey(db: Executor, name: string, key = generateKey(), now = new Date()): { site: Site; key: string } {
   return db.transaction((tx) => {
-    const site = createSite(tx, name);
-    return { site, key: createKey(tx, site.id, key).key };
+    const site = createSite(tx, name, now);
+    return { site, key: createKey(tx, site.id, key, now).key };
   });
 }
 

@@ -1,6 +1,15 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { sites } from '../db/pg-schema.js';
-import type { PgExecutor } from '../db/postgres.js';
+import type { Site } from '../db/schema.js';
+import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
+import { notFound } from '../errors.js';
+import { checkPatchNotEmpty, handleTaken, runSettingsStepsAsync, settingsChanges, urlsOfHost, type SiteSettingsPatch } from './rules.js';
+
+/*
+ * settings.ts on PostgreSQL: the same functions, inputs, results and errors, answered with
+ * promises. Several instances may write one site at once: its row is locked while settings
+ * change, and the content version only ever moves by atomic increments.
+ */
 
 /** touchSiteContent() of settings.ts on PostgreSQL: an atomic increment, as several instances may write at once. */
 export async function touchSiteContent(db: PgExecutor, siteId: string, now = new Date()): Promise<void> {
@@ -8,4 +17,38 @@ export async function touchSiteContent(db: PgExecutor, siteId: string, now = new
     .update(sites)
     .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: now })
     .where(eq(sites.id, siteId));
+}
+
+export async function updateSiteSettings(db: PgExecutor, siteId: string, patch: SiteSettingsPatch, now = new Date()): Promise<Site> {
+  checkPatchNotEmpty(patch);
+  return db.transaction(async (tx) => {
+    // Locked: a post written meanwhile waits, and its version increment comes after ours.
+    const [current] = await tx.select().from(sites).where(eq(sites.id, siteId)).for('update');
+    if (!current) throw notFound('site');
+    const changes = await runSettingsStepsAsync(settingsChanges(current, patch, now), async (question) => {
+      const where = question.holderOf === 'handle' ? eq(sites.handle, question.handle) : inArray(sites.url, question.urls);
+      const [holder] = await tx.select({ id: sites.id }).from(sites).where(where).limit(1);
+      return holder?.id;
+    });
+    try {
+      await tx.update(sites).set(changes).where(eq(sites.id, siteId));
+    } catch (error) {
+      // Another instance took the handle between the look and the write: the same answer as the look's.
+      if (changes.handle !== undefined && isUniqueViolation(error, 'sites_handle_unique')) throw handleTaken(changes.handle);
+      throw error;
+    }
+    return { ...current, ...changes };
+  });
+}
+
+/** The site readers reach at /sites/<handle>/. */
+export async function findSiteByHandle(db: PgExecutor, handle: string): Promise<Site | undefined> {
+  const [site] = await db.select().from(sites).where(eq(sites.handle, handle));
+  return site;
+}
+
+/** The site whose own `url` has this host (`blog.example.com`, with `:port` when not the default). */
+export async function findSiteByHost(db: PgExecutor, host: string): Promise<Site | undefined> {
+  const [site] = await db.select().from(sites).where(inArray(sites.url, urlsOfHost(host))).limit(1);
+  return site;
 }

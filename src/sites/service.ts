@@ -1,7 +1,7 @@
 import type { DbHandle } from '../db/client.js';
 import type { Site } from '../db/schema.js';
 import { notFound } from '../errors.js';
-import { KeyAuthenticator } from './key-cache.js';
+import { dataVersionSignal, KeyAuthenticator } from './key-cache.js';
 import { createKey, createSiteWithKey, getSite, listKeys, listSites, type ApiKeyInfo, type AuthenticatedKey } from './keys.js';
 import { updateSiteSettings, type SiteSettingsPatch } from './settings.js';
 
@@ -12,7 +12,7 @@ export class SiteService {
   private readonly authenticator: KeyAuthenticator;
 
   constructor(private readonly handle: DbHandle) {
-    this.authenticator = new KeyAuthenticator(handle.db, handle.dataVersion);
+    this.authenticator = new KeyAuthenticator(handle.db, dataVersionSignal(handle.dataVersion));
   }
 
   /**

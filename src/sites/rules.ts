@@ -1,0 +1,210 @@
+import { hash, randomBytes, randomUUID } from 'node:crypto';
+import type { Site } from '../db/schema.js';
+import { conflict, validationError } from '../errors.js';
+import {
+  MAX_HANDLE_LENGTH,
+  MAX_POSTS_PER_PAGE,
+  MAX_SITE_DESCRIPTION_LENGTH,
+  MAX_SITE_NAME_LENGTH,
+  MIN_HANDLE_LENGTH,
+  RESERVED_SLUGS,
+} from '../limits.js';
+import { slugify } from '../text/slug.js';
+import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
+
+/*
+ * The rules of sites and API keys, written once for both databases: keys.ts and settings.ts
+ * (SQLite) and pg-keys.ts and pg-settings.ts (PostgreSQL) only read and write rows around them.
+ */
+
+export const KEY_PREFIX = 'blog_';
+
+export interface SiteRef {
+  id: string;
+  name: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  siteId: string;
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  site: SiteRef;
+}
+
+/** What a site's owner may change about it (the API's PATCH /site and `site update`). */
+export interface SiteSettingsPatch {
+  name?: string;
+  description?: string | null;
+  handle?: string;
+  url?: string | null;
+  language?: string;
+  postsPerPage?: number;
+}
+
+// One-shot hashing (every request hashes its key): a third of createHash's cost.
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
+
+/** A new API key: `blog_` + 32 random bytes in base64url. Shown once, stored only as a hash. */
+export const generateKey = () => KEY_PREFIX + randomBytes(32).toString('base64url');
+
+/** What lists show of a key: enough to tell keys apart, too little to use one. */
+export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 6);
+
+/** The row of a key about to be stored, and what is shown of it. */
+export function newKey(siteId: string, key: string, now: Date): { info: ApiKeyInfo; hash: string } {
+  return { info: { id: randomUUID(), siteId, prefix: displayPrefix(key), createdAt: now, revokedAt: null }, hash: hashKey(key) };
+}
+
+/** The site's name as stored; a name that is empty or too long is refused. */
+export function checkSiteName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_SITE_NAME_LENGTH) throw validationError(`site name must be 1-${MAX_SITE_NAME_LENGTH} characters`);
+  return trimmed;
+}
+
+/** A new site's row, with the defaults of a fresh site. */
+export function newSite(name: string, handle: string, now: Date): Site {
+  return {
+    id: randomUUID(),
+    name,
+    handle,
+    url: null,
+    description: null,
+    language: 'en',
+    postsPerPage: 10,
+    contentVersion: 0,
+    contentUpdatedAt: null,
+    createdAt: now,
+  };
+}
+
+/** The handle a site's name suggests (`[a-z0-9-]`, 2-40 characters), before making it unique. */
+export function handleBase(name: string): string {
+  const base = slugify(name).slice(0, MAX_HANDLE_LENGTH).replace(/-+$/, '');
+  return base.length < MIN_HANDLE_LENGTH || RESERVED_SLUGS.has(base) ? `site-${base}`.replace(/-+$/, '') : base;
+}
+
+/** The base, else `<base>-2`, `<base>-3`...: the first not in `taken` (the handles starting with the base). */
+export function firstFreeHandle(base: string, taken: ReadonlySet<string>): string {
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? '' : `-${n}`;
+    const candidate = base.slice(0, MAX_HANDLE_LENGTH - suffix.length).replace(/-+$/, '') + suffix;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+const HANDLE = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
+// BCP 47 as pages' `lang` takes it: a primary language and optional subtags (en, en-GB, zh-Hant-TW).
+const LANGUAGE = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
+
+const invalid = (field: string, message: string) => validationError(`${field} ${message}`, [{ path: `/body/${field}`, message }]);
+
+/** An absolute http(s) origin (`https://blog.example.com`), as a site's own address. */
+export function normalizeSiteUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw invalid('url', 'must be an absolute URL such as https://blog.example.com');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url', 'must use http or https');
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw invalid('url', 'must be an origin only (scheme, host and optional port), without a path');
+  }
+  return url.origin;
+}
+
+function checkHandle(handle: string): string {
+  if (handle.length < MIN_HANDLE_LENGTH || handle.length > MAX_HANDLE_LENGTH || !HANDLE.test(handle)) {
+    throw invalid('handle', `must be ${MIN_HANDLE_LENGTH}-${MAX_HANDLE_LENGTH} characters of a-z, 0-9 and inner hyphens`);
+  }
+  if (RESERVED_SLUGS.has(handle)) throw invalid('handle', 'is a reserved word');
+  return handle;
+}
+
+/** The two `url` values a site on this host may have stored (hosts are compared in lower case). */
+export const urlsOfHost = (host: string): [http: string, https: string] => {
+  const lower = host.toLowerCase();
+  return [`http://${lower}`, `https://${lower}`];
+};
+
+export const handleTaken = (handle: string) => conflict(`The handle "${handle}" is taken by another site`);
+
+/** Refuses a patch that changes nothing, before any transaction begins. */
+export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
+  if (Object.values(patch).every((value) => value === undefined)) {
+    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage');
+  }
+}
+
+/** A question settings ask the database: the id of the site holding a handle, or answering on a host. */
+export type SettingsQuestion = { holderOf: 'handle'; handle: string } | { holderOf: 'host'; urls: [string, string] };
+
+/**
+ * The changes a patch makes to a site, checked field by field in a fixed order (the first
+ * problem is the one reported). A generator, as post writes are (posts/write-steps.ts): it
+ * yields its questions to the database and is resumed with the holder's id, so that SQLite
+ * answers at once and PostgreSQL with promises, the rules being the same code.
+ */
+export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: Date): Generator<SettingsQuestion, Partial<Site>, string | undefined> {
+  const changes: Partial<Site> = {};
+  if (patch.name !== undefined) {
+    const name = patch.name.trim();
+    if (!name || name.length > MAX_SITE_NAME_LENGTH) throw invalid('name', `must be 1-${MAX_SITE_NAME_LENGTH} characters`);
+    if (!hasVisibleCharacter(name)) throw invalid('name', 'must have at least one visible character');
+    if (!isWellFormed(name)) throw invalid('name', 'must be well-formed Unicode (no lone surrogates)');
+    changes.name = name;
+  }
+  if (patch.description !== undefined) {
+    const description = patch.description?.trim() || null;
+    if (description && description.length > MAX_SITE_DESCRIPTION_LENGTH) throw invalid('description', `must be at most ${MAX_SITE_DESCRIPTION_LENGTH} characters`);
+    if (description && !isWellFormed(description)) throw invalid('description', 'must be well-formed Unicode (no lone surrogates)');
+    changes.description = description;
+  }
+  if (patch.handle !== undefined && patch.handle !== current.handle) {
+    changes.handle = checkHandle(patch.handle);
+    if ((yield { holderOf: 'handle', handle: changes.handle }) !== undefined) throw handleTaken(changes.handle);
+  }
+  if (patch.url !== undefined) {
+    changes.url = patch.url === null || patch.url.trim() === '' ? null : normalizeSiteUrl(patch.url);
+    if (changes.url && changes.url !== current.url) {
+      const host = new URL(changes.url).host;
+      const holder = yield { holderOf: 'host', urls: urlsOfHost(host) };
+      if (holder !== undefined && holder !== current.id) throw conflict(`Another site already answers on ${host}`);
+    }
+  }
+  if (patch.language !== undefined) {
+    if (!LANGUAGE.test(patch.language)) throw invalid('language', 'must be a BCP 47 language tag such as en or en-GB');
+    changes.language = patch.language;
+  }
+  if (patch.postsPerPage !== undefined) {
+    if (!Number.isInteger(patch.postsPerPage) || patch.postsPerPage < 1 || patch.postsPerPage > MAX_POSTS_PER_PAGE) {
+      throw invalid('postsPerPage', `must be an integer from 1 to ${MAX_POSTS_PER_PAGE}`);
+    }
+    changes.postsPerPage = patch.postsPerPage;
+  }
+  // Every setting shows on the pages (name, language, addresses): cached pages are stale.
+  return Object.assign(changes, { contentVersion: current.contentVersion + 1, contentUpdatedAt: now });
+}
+
+type SettingsSteps = ReturnType<typeof settingsChanges>;
+
+/** Runs settingsChanges against a database that answers at once (inside a SQLite transaction). */
+export function runSettingsSteps(steps: SettingsSteps, holder: (question: SettingsQuestion) => string | undefined): Partial<Site> {
+  let step = steps.next();
+  while (!step.done) step = steps.next(holder(step.value));
+  return step.value;
+}
+
+/** Runs settingsChanges against a database that answers with promises (inside a PostgreSQL transaction). */
+export async function runSettingsStepsAsync(steps: SettingsSteps, holder: (question: SettingsQuestion) => Promise<string | undefined>): Promise<Partial<Site>> {
+  let step = steps.next();
+  while (!step.done) step = steps.next(await holder(step.value));
+  return step.value;
+}
