@@ -8,7 +8,7 @@ import type { PostRow } from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue, type JobRow } from '../src/jobs/queue.js';
-import { WEBHOOK_DISABLE_AFTER_MS } from '../src/limits.js';
+import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_DISABLE_AFTER_MS } from '../src/limits.js';
 import { PgWebhookStore } from '../src/webhooks/pg-store.js';
 import type { AttemptOutcome, DeliveryView, WebhookInput, WebhookPatch } from '../src/webhooks/rules.js';
 import type { AttemptResult } from '../src/webhooks/sender.js';
@@ -268,7 +268,12 @@ function defineTests(): void {
     const steps = new Map((onSqlite as [string, unknown][]).map(([label, value]) => [label, value]));
     t.same(steps.get('after rollback'), { deliveries: 0, jobs: 0, attempts: 0 }, 'a rolled-back change queues nothing');
     t.same(steps.get('after commit'), { deliveries: 3, jobs: 3, attempts: 0 }, 'a created+published post: two deliveries to a, one to c, each with its job');
+    t.match(steps.get('record a retry'), { attempt: 1, outcome: 'retry', status: 503 });
+    t.match(steps.get('webhook after a failure'), { failingSince: String, lastSuccessAt: null });
     t.match(steps.get('record a success'), { attempt: 2, outcome: 'succeeded', status: 200 });
+    t.match(steps.get('webhook after a success'), { failingSince: null, lastSuccessAt: String });
+    t.match(steps.get('record on a finished delivery'), { skipped: 'superseded' });
+    t.match(steps.get('final counts'), { attempts: 4 });
     t.match(steps.get('redeliver a pending one'), { status: 409 });
     t.match(steps.get('redeliver one that failed unsent'), { status: 'pending', attempts: 0 });
     t.match(steps.get('webhook disabled'), { enabled: false, disabledReason: /^Disabled automatically/ });
@@ -299,5 +304,19 @@ function defineTests(): void {
     t.equal(jobRows.length, rows.length);
     t.same(new Set(rows.map((row) => row.jobId)), new Set(jobRows.map((job) => job.id)), 'each delivery has its own job');
     t.ok(jobRows.every((job) => job.groupId === hook.id && job.kind === 'webhook-delivery'));
+  });
+
+  t.test('PostgreSQL: endpoints created at once through two pools stay within the per-site limit', async (t) => {
+    const { url } = await databases(t);
+    const clock = { now: T0 };
+    const first = await openPostgres(url, { poolMax: 4 });
+    const second = await openPostgres(url, { poolMax: 4 });
+    t.teardown(() => Promise.all([first.close(), second.close()]));
+    const pools = [pgHooks(first.db, clock), pgHooks(second.db, clock)];
+    const tries = MAX_WEBHOOKS_PER_SITE + 6;
+    const settled = await Promise.allSettled(Array.from({ length: tries }, (_, i) => pools[i % 2]!.create(SITE, { url: `http://127.0.0.1:9/${i}`, events: ['post.created'] })));
+    t.equal(settled.filter((outcome) => outcome.status === 'fulfilled').length, MAX_WEBHOOKS_PER_SITE);
+    t.ok(settled.every((outcome) => outcome.status === 'fulfilled' || (outcome.reason instanceof AppError && outcome.reason.statusCode === 409)), 'the others are refused with a 409');
+    t.equal(await first.db.$count(pgSchema.webhooks), MAX_WEBHOOKS_PER_SITE);
   });
 }
