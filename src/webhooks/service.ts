@@ -2,86 +2,57 @@ import { randomUUID } from 'node:crypto';
 import { and, count, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { jobs, sites, webhookAttempts, webhookDeliveries, webhooks, type KnowledgeFileRow, type WebhookDeliveryRow, type WebhookRow } from '../db/schema.js';
-import { AppError, conflict, notFound, validationError } from '../errors.js';
+import { conflict, notFound } from '../errors.js';
 import type { JobOutcome } from '../jobs/loop.js';
 import type { JobQueue, JobRow } from '../jobs/queue.js';
-import {
-  MAX_WEBHOOKS_PER_SITE,
-  MAX_WEBHOOK_DESCRIPTION_LENGTH,
-  MAX_WEBHOOK_URL_LENGTH,
-  WEBHOOK_ATTEMPTS_SHOWN,
-  WEBHOOK_DELIVERY_RETENTION_MS,
-  WEBHOOK_DISABLE_AFTER_MS,
-  WEBHOOK_PREVIOUS_SECRET_TTL_MS,
-  WEBHOOK_RETRY_MAX_DELAY_MS,
-  WEBHOOK_RETRY_WINDOW_MS,
-  type WebhookDeliveryStatus,
-  type WebhookEvent,
-} from '../limits.js';
+import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_ATTEMPTS_SHOWN, WEBHOOK_DELIVERY_RETENTION_MS, WEBHOOK_RETRY_WINDOW_MS, type WebhookDeliveryStatus, type WebhookEvent } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
 import type { PostChange } from '../posts/service.js';
 import { GENERATE_POST } from '../tasks/generate-post.js';
 import { toTask } from '../tasks/service.js';
-import { ForbiddenAddressError, checkDestination } from './address.js';
-import { knowledgeResource, postEvents, postResource, taskResource, type EventPayload } from './payloads.js';
-import type { AttemptResult } from './sender.js';
-import { newSecret } from './signing.js';
+import type { checkDestination } from './address.js';
+import { knowledgeResource, postEvents, postResource, taskResource } from './payloads.js';
+import {
+  DELIVERY_JOB_ATTEMPTS,
+  WEBHOOK_DELIVERY,
+  attemptTargetOf,
+  attemptView,
+  attemptsByDelivery,
+  cleanDescription,
+  cleanEvents,
+  cleanUrl,
+  decideAttempt,
+  deliveryJob,
+  deliveryView,
+  disabledChanges,
+  eventBody,
+  newWebhookRow,
+  redeliveryChanges,
+  redeliveryRefusal,
+  retryDelayMs,
+  rotatedSecret,
+  settledChanges,
+  webhookChanges,
+  type AttemptOutcome,
+  type AttemptTarget,
+  type DeliveryJobPayload,
+  type DeliveryView,
+  type WebhookInput,
+  type WebhookPatch,
+} from './rules.js';
 
 export type { WebhookRow };
-
-/** The job kind of a delivery attempt: each attempt is one job, in a loop of its own. */
-export const WEBHOOK_DELIVERY = 'webhook-delivery';
-export interface DeliveryJobPayload {
-  deliveryId: string;
-}
-/** Attempts of one delivery job (its own crashes or internal errors, not the receiver's answers). */
-export const DELIVERY_JOB_ATTEMPTS = 5;
-
-export interface WebhookInput {
-  url: string;
-  events: WebhookEvent[];
-  description?: string | null;
-  enabled?: boolean;
-}
-export type WebhookPatch = Partial<WebhookInput>;
-
-export interface DeliveryAttemptView {
-  attempt: number;
-  at: Date;
-  durationMs: number;
-  responseStatus: number | null;
-  responseBody: string | null;
-  error: string | null;
-  outcome: 'succeeded' | 'retry' | 'failed';
-}
-
-export interface DeliveryView {
-  id: string;
-  webhookId: string;
-  event: WebhookEvent;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  nextAttemptAt: Date | null;
-  retryUntil: Date;
-  lastAttemptAt: Date | null;
-  lastResponseStatus: number | null;
-  lastError: string | null;
-  lastDurationMs: number | null;
-  deliveredAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  /** The most recent attempts, newest first. */
-  attemptLog: DeliveryAttemptView[];
-}
-
-/** What a delivery job's run() hands its complete(): an attempt, or why none was made. */
-export type AttemptOutcome = { skip: 'gone' | 'superseded' } | { skip: 'disabled'; reason: string } | { startedAt: number; result: AttemptResult };
-
-export interface AttemptTarget {
-  url: string;
-  secrets: string[];
-  body: string;
-}
+export {
+  DELIVERY_JOB_ATTEMPTS,
+  WEBHOOK_DELIVERY,
+  type AttemptOutcome,
+  type AttemptTarget,
+  type DeliveryAttemptView,
+  type DeliveryJobPayload,
+  type DeliveryView,
+  type WebhookInput,
+  type WebhookPatch,
+} from './rules.js';
 
 export interface WebhookServiceOptions {
   allowPrivate: boolean;
@@ -95,8 +66,6 @@ export interface WebhookServiceOptions {
   checkDestination?: typeof checkDestination;
   log?: { warn(obj: object, msg: string): void };
 }
-
-const isoOrNever = (date: Date | null) => (date ? date.toISOString() : 'never');
 
 /**
  * Webhook endpoints of each site, the outbox of their deliveries and the bookkeeping of every
@@ -199,67 +168,16 @@ export class WebhookService {
 
   // ---- endpoints -------------------------------------------------------------------------
 
-  private async cleanUrl(raw: string): Promise<string> {
-    const problem = (message: string) => validationError(`url ${message}`, [{ path: '/body/url', message }]);
-    const text = raw.trim();
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw problem('must be an absolute http(s) URL');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw problem('must use http or https');
-    if (url.username || url.password) throw problem('must not carry credentials: authenticate receivers by the signature');
-    if (url.hash) throw problem('must not have a #fragment');
-    if (text.length > MAX_WEBHOOK_URL_LENGTH) throw problem(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
-    if (!this.options.allowPrivate) {
-      try {
-        await (this.options.checkDestination ?? checkDestination)(url);
-      } catch (error) {
-        if (error instanceof ForbiddenAddressError) throw problem(`is refused: ${error.message}`);
-        throw error;
-      }
-    }
-    return url.toString();
-  }
-
-  private static cleanDescription(description: string | null | undefined): string | null | undefined {
-    if (description === undefined || description === null) return description;
-    const trimmed = description.trim();
-    if (trimmed.length > MAX_WEBHOOK_DESCRIPTION_LENGTH) throw validationError(`description must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters`);
-    return trimmed || null;
-  }
-
-  private static cleanEvents(events: readonly WebhookEvent[]): WebhookEvent[] {
-    const unique = [...new Set(events)];
-    if (unique.length === 0) throw validationError('events must name at least one event', [{ path: '/body/events', message: 'must name at least one event' }]);
-    return unique;
+  private cleanUrl(raw: string): Promise<string> {
+    return cleanUrl(raw, this.options);
   }
 
   /** A new endpoint with a new secret (the one answer that shows it, with rotate). */
   async create(siteId: string, input: WebhookInput): Promise<WebhookRow> {
     const url = await this.cleanUrl(input.url);
-    const events = WebhookService.cleanEvents(input.events);
-    const description = WebhookService.cleanDescription(input.description) ?? null;
-    const now = new Date(this.now());
-    const enabled = input.enabled ?? true;
-    const row: WebhookRow = {
-      id: randomUUID(),
-      siteId,
-      url,
-      description,
-      events,
-      enabled,
-      secret: newSecret(),
-      previousSecret: null,
-      previousSecretExpiresAt: null,
-      failingSince: null,
-      disabledAt: enabled ? null : now,
-      disabledReason: enabled ? null : 'Disabled through the API',
-      lastSuccessAt: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const events = cleanEvents(input.events);
+    const description = cleanDescription(input.description) ?? null;
+    const row = newWebhookRow(siteId, { url, events, description, enabled: input.enabled }, new Date(this.now()));
     return this.db.transaction((tx) => {
       const { n } = tx.select({ n: count() }).from(webhooks).where(eq(webhooks.siteId, siteId)).get()!;
       if (n >= MAX_WEBHOOKS_PER_SITE) throw conflict(`A site has at most ${MAX_WEBHOOKS_PER_SITE} webhooks: delete one first`);
@@ -299,17 +217,11 @@ export class WebhookService {
    */
   async update(siteId: string, webhookId: string, patch: WebhookPatch): Promise<WebhookRow> {
     const url = patch.url === undefined ? undefined : await this.cleanUrl(patch.url);
-    const events = patch.events === undefined ? undefined : WebhookService.cleanEvents(patch.events);
-    const description = WebhookService.cleanDescription(patch.description);
+    const events = patch.events === undefined ? undefined : cleanEvents(patch.events);
+    const description = cleanDescription(patch.description);
     return this.db.transaction((tx) => {
       const row = this.find(tx, siteId, webhookId);
-      const now = new Date(this.now());
-      const changes: Partial<WebhookRow> = { updatedAt: now };
-      if (url !== undefined) changes.url = url;
-      if (events !== undefined) changes.events = events;
-      if (description !== undefined) changes.description = description;
-      if (patch.enabled === true && !row.enabled) Object.assign(changes, { enabled: true, disabledAt: null, disabledReason: null, failingSince: null });
-      if (patch.enabled === false && row.enabled) Object.assign(changes, { enabled: false, disabledAt: now, disabledReason: 'Disabled through the API' });
+      const changes = webhookChanges(row, { url, events, description, enabled: patch.enabled }, new Date(this.now()));
       tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
       return { ...row, ...changes };
     });
@@ -331,13 +243,7 @@ export class WebhookService {
   async rotateSecret(siteId: string, webhookId: string): Promise<WebhookRow> {
     return this.db.transaction((tx) => {
       const row = this.find(tx, siteId, webhookId);
-      const now = this.now();
-      const changes = {
-        secret: newSecret(),
-        previousSecret: row.secret,
-        previousSecretExpiresAt: new Date(now + WEBHOOK_PREVIOUS_SECRET_TTL_MS),
-        updatedAt: new Date(now),
-      };
+      const changes = rotatedSecret(row, this.now());
       tx.update(webhooks).set(changes).where(eq(webhooks.id, row.id)).run();
       return { ...row, ...changes };
     });
@@ -359,8 +265,7 @@ export class WebhookService {
     if (targets.length === 0) return 0;
     const site = this.siteName.get({ siteId });
     if (!site) return 0;
-    const payload: EventPayload = { type, timestamp: at.toISOString(), data: { ...data, site } };
-    const body = JSON.stringify(payload);
+    const body = eventBody(type, at, data, site);
     const now = this.now();
     for (const hook of targets) this.queueDelivery(tx, hook, type, body, now);
     this.options.onQueued?.();
@@ -369,7 +274,7 @@ export class WebhookService {
 
   private queueDelivery(tx: Executor, hook: WebhookRow, event: WebhookEvent, body: string, now: number): void {
     const id = randomUUID();
-    const [job] = this.queue.enqueue(hook.siteId, [{ kind: WEBHOOK_DELIVERY, payload: { deliveryId: id } satisfies DeliveryJobPayload, scheduledFor: new Date(now), groupId: hook.id }], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
+    const [job] = this.queue.enqueue(hook.siteId, [deliveryJob(id, hook.id, now)], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
     this.insertDelivery.run({ id, siteId: hook.siteId, webhookId: hook.id, event, payload: body, jobId: job.id, retryUntil: now + WEBHOOK_RETRY_WINDOW_MS, now });
   }
 
@@ -404,19 +309,13 @@ export class WebhookService {
   /** What an attempt job sends, or why it sends nothing (deleted, retried by another job, disabled). */
   attemptTarget(deliveryId: string, jobId: string): AttemptTarget | Extract<AttemptOutcome, { skip: string }> {
     const delivery = this.deliveryById.get({ id: deliveryId });
-    if (!delivery) return { skip: 'gone' };
-    if (delivery.status !== 'pending' || delivery.jobId !== jobId) return { skip: 'superseded' };
-    const hook = this.webhookById.get({ id: delivery.webhookId });
-    if (!hook) return { skip: 'gone' };
-    if (!hook.enabled) return { skip: 'disabled', reason: hook.disabledReason ?? 'The webhook is disabled' };
-    const previous = hook.previousSecret && hook.previousSecretExpiresAt && hook.previousSecretExpiresAt.getTime() > this.now() ? [hook.previousSecret] : [];
-    return { url: hook.url, secrets: [hook.secret, ...previous], body: delivery.payload };
+    const hook = delivery && delivery.status === 'pending' && delivery.jobId === jobId ? this.webhookById.get({ id: delivery.webhookId }) : undefined;
+    return attemptTargetOf(delivery, hook, jobId, this.now());
   }
 
   /** Wait before the attempt after attempt number `attempt`: base * 2^(attempt-1), capped, times a jitter in [0.5, 1). */
   retryDelayMs(attempt: number): number {
-    const ceiling = Math.min(WEBHOOK_RETRY_MAX_DELAY_MS, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-    return Math.round(ceiling * (0.5 + this.random() / 2));
+    return retryDelayMs(attempt, this.options.retryBaseMs, this.random);
   }
 
   /**
@@ -432,46 +331,20 @@ export class WebhookService {
     const now = this.now();
     if ('skip' in outcome) {
       if (outcome.skip !== 'disabled') return { skipped: outcome.skip };
-      this.settleDelivery(tx, delivery, 'failed', `Not sent: ${outcome.reason}`, now);
+      this.settleDelivery(tx, delivery, `Not sent: ${outcome.reason}`, now);
       return { skipped: 'disabled' };
     }
     const { result, startedAt } = outcome;
-    const attempt = delivery.attempts + 1;
     const hook = this.webhookById.get({ id: delivery.webhookId });
-    let verdict = result.verdict;
-    let error = result.error;
-    let nextAt: number | null = null;
-    if (verdict === 'retry') {
-      if (now >= delivery.retryUntil.getTime()) {
-        verdict = 'failed';
-        error = `${error}; gave up after ${attempt} attempts since ${delivery.createdAt.toISOString()}`;
-      } else {
-        // Never sooner than the receiver's Retry-After; the last attempt is made at retry_until.
-        const delay = Math.max(this.retryDelayMs(attempt), result.retryAfterMs ?? 0);
-        nextAt = Math.min(now + delay, delivery.retryUntil.getTime());
-      }
-    }
-    if (hook && verdict === 'succeeded') {
+    const decision = decideAttempt(delivery, hook, outcome, now, (attempt) => this.retryDelayMs(attempt));
+    const { attempt, verdict, error, nextAt, health } = decision;
+    if (hook && health.kind === 'healthy') {
       this.markHealthy.run({ id: hook.id, now });
-    } else if (hook) {
-      const failingSince = hook.failingSince ?? new Date(startedAt);
-      if (hook.enabled && now - failingSince.getTime() >= WEBHOOK_DISABLE_AFTER_MS) {
-        const reason =
-          `Disabled automatically on ${new Date(now).toISOString()}: every attempt since ${failingSince.toISOString()} failed ` +
-          `(last success: ${isoOrNever(hook.lastSuccessAt)}; last error: ${error}). Fix the receiver, then PATCH enabled: true and retry the failed deliveries`;
-        tx.update(webhooks)
-          .set({ failingSince, enabled: false, disabledAt: new Date(now), disabledReason: reason, updatedAt: new Date(now) })
-          .where(eq(webhooks.id, hook.id))
-          .run();
-        this.options.log?.warn({ webhookId: hook.id, siteId: hook.siteId, failingSince }, 'webhook disabled after a day of failed deliveries');
-        if (nextAt !== null) {
-          verdict = 'failed';
-          error = `${error}; the webhook was disabled`;
-          nextAt = null;
-        }
-      } else if (!hook.failingSince) {
-        this.markFailing.run({ id: hook.id, failingSince: failingSince.getTime() });
-      }
+    } else if (hook && health.kind === 'disabled') {
+      tx.update(webhooks).set(disabledChanges(health.failingSince, health.reason, now)).where(eq(webhooks.id, hook.id)).run();
+      this.options.log?.warn({ webhookId: hook.id, siteId: hook.siteId, failingSince: health.failingSince }, 'webhook disabled after a day of failed deliveries');
+    } else if (hook && health.kind === 'failing') {
+      this.markFailing.run({ id: hook.id, failingSince: health.failingSince.getTime() });
     }
     this.insertAttempt.run({
       deliveryId,
@@ -485,7 +358,7 @@ export class WebhookService {
     });
     let jobId = delivery.jobId;
     if (nextAt !== null) {
-      [{ id: jobId }] = this.queue.enqueue(delivery.siteId, [{ kind: WEBHOOK_DELIVERY, payload: { deliveryId } satisfies DeliveryJobPayload, scheduledFor: new Date(nextAt), groupId: delivery.webhookId }], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
+      [{ id: jobId }] = this.queue.enqueue(delivery.siteId, [deliveryJob(deliveryId, delivery.webhookId, nextAt)], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
     }
     this.updateAfterAttempt.run({
       id: deliveryId,
@@ -503,9 +376,9 @@ export class WebhookService {
     return { attempt, outcome: verdict, status: result.status };
   }
 
-  private settleDelivery(tx: Executor, delivery: WebhookDeliveryRow, status: 'failed', error: string, now: number): void {
+  private settleDelivery(tx: Executor, delivery: WebhookDeliveryRow, error: string, now: number): void {
     tx.update(webhookDeliveries)
-      .set({ status, lastError: error, nextAttemptAt: null, updatedAt: new Date(now) })
+      .set(settledChanges(error, now))
       .where(eq(webhookDeliveries.id, delivery.id))
       .run();
   }
@@ -515,7 +388,7 @@ export class WebhookService {
     if (job.kind !== WEBHOOK_DELIVERY || outcome.status !== 'failed') return;
     const { deliveryId } = job.payload as DeliveryJobPayload;
     const delivery = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
-    if (delivery?.status === 'pending' && delivery.jobId === job.id) this.settleDelivery(tx, delivery, 'failed', `Delivery stopped: ${outcome.error}`, this.now());
+    if (delivery?.status === 'pending' && delivery.jobId === job.id) this.settleDelivery(tx, delivery, `Delivery stopped: ${outcome.error}`, this.now());
   }
 
   // ---- deliveries as the API shows them ----------------------------------------------------
@@ -544,38 +417,8 @@ export class WebhookService {
     const attempts = ids.length
       ? this.db.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, ids)).orderBy(desc(webhookAttempts.attempt)).all()
       : [];
-    const byDelivery = new Map<string, DeliveryAttemptView[]>();
-    for (const row of attempts) {
-      const list = byDelivery.get(row.deliveryId) ?? [];
-      if (list.length < WEBHOOK_ATTEMPTS_SHOWN) {
-        list.push({ attempt: row.attempt, at: row.startedAt, durationMs: row.durationMs, responseStatus: row.responseStatus, responseBody: row.responseBody, error: row.error, outcome: row.outcome });
-      }
-      byDelivery.set(row.deliveryId, list);
-    }
-    return { items: page.items.map(({ delivery, jobStatus, jobError }) => this.deliveryView(delivery, jobStatus, jobError, byDelivery.get(delivery.id) ?? [])), pagination: page.pagination };
-  }
-
-  private deliveryView(row: WebhookDeliveryRow, jobStatus: string | null, jobError: string | null, attemptLog: DeliveryAttemptView[]): DeliveryView {
-    // A pending delivery whose attempt job ended without recording it (it used up its own
-    // attempts across crashes) has failed.
-    const orphaned = row.status === 'pending' && (jobStatus === null || jobStatus === 'failed' || jobStatus === 'cancelled');
-    return {
-      id: row.id,
-      webhookId: row.webhookId,
-      event: row.event,
-      status: orphaned ? 'failed' : row.status,
-      attempts: row.attempts,
-      nextAttemptAt: orphaned ? null : row.nextAttemptAt,
-      retryUntil: row.retryUntil,
-      lastAttemptAt: row.lastAttemptAt,
-      lastResponseStatus: row.lastResponseStatus,
-      lastError: orphaned ? `Delivery stopped: ${jobError ?? 'its attempt job is gone'}` : row.lastError,
-      lastDurationMs: row.lastDurationMs,
-      deliveredAt: row.deliveredAt,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-      attemptLog,
-    };
+    const byDelivery = attemptsByDelivery(attempts);
+    return { items: page.items.map(({ delivery, jobStatus, jobError }) => deliveryView(delivery, jobStatus, jobError, byDelivery.get(delivery.id) ?? [])), pagination: page.pagination };
   }
 
   private viewOf(siteId: string, webhookId: string, deliveryId: string): DeliveryView {
@@ -593,8 +436,8 @@ export class WebhookService {
       .orderBy(desc(webhookAttempts.attempt))
       .limit(WEBHOOK_ATTEMPTS_SHOWN)
       .all()
-      .map((a) => ({ attempt: a.attempt, at: a.startedAt, durationMs: a.durationMs, responseStatus: a.responseStatus, responseBody: a.responseBody, error: a.error, outcome: a.outcome }));
-    return this.deliveryView(row.delivery, row.jobStatus, row.jobError, attempts);
+      .map(attemptView);
+    return deliveryView(row.delivery, row.jobStatus, row.jobError, attempts);
   }
 
   /**
@@ -606,14 +449,12 @@ export class WebhookService {
     const current = this.viewOf(siteId, webhookId, deliveryId);
     this.db.transaction((tx) => {
       const hook = this.find(tx, siteId, webhookId);
-      if (!hook.enabled) throw conflict('The webhook is disabled: enable it (PATCH enabled: true) before retrying its deliveries');
-      if (current.status === 'pending') {
-        throw new AppError(409, 'CONFLICT', `The delivery is already queued: its next attempt is at ${current.nextAttemptAt?.toISOString() ?? 'once a worker is free'}`);
-      }
+      const refusal = redeliveryRefusal(hook, current);
+      if (refusal) throw conflict(refusal);
       const now = this.now();
-      const [job] = this.queue.enqueue(siteId, [{ kind: WEBHOOK_DELIVERY, payload: { deliveryId } satisfies DeliveryJobPayload, scheduledFor: new Date(now), groupId: webhookId }], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
+      const [job] = this.queue.enqueue(siteId, [deliveryJob(deliveryId, webhookId, now)], DELIVERY_JOB_ATTEMPTS, new Date(now), tx);
       tx.update(webhookDeliveries)
-        .set({ status: 'pending', jobId: job.id, retryUntil: new Date(now + WEBHOOK_RETRY_WINDOW_MS), nextAttemptAt: new Date(now), deliveredAt: null, updatedAt: new Date(now) })
+        .set(redeliveryChanges(job.id, now))
         .where(eq(webhookDeliveries.id, deliveryId))
         .run();
       this.options.onQueued?.();
