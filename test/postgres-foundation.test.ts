@@ -14,7 +14,7 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { foldText, slugify } from '../src/text/slug.js';
-import { canControlPostgres, postgresUnavailable, restartPostgres, startPostgres, stopPostgres } from './helpers/postgres.js';
+import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from './helpers/postgres.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -38,13 +38,7 @@ type AllTrue<T> = T[keyof T] extends true ? true : false;
 const selectedRowsMatch: AllTrue<Compare<Selected<typeof sqliteSchema>, Selected<typeof pgSchema>>> = true;
 const insertedRowsMatch: AllTrue<Compare<Inserted<typeof sqliteSchema>, Inserted<typeof pgSchema>>> = true;
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  definePostgresTests();
-}
+postgresTests(definePostgresTests);
 
 function tablesOf(module: Record<string, unknown>, kind: typeof SQLiteTable | typeof PgTable): Map<string, Table> {
   const tables = Object.values(module).filter((value): value is Table => is(value, kind));

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asc, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
@@ -18,45 +17,22 @@ import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
 import { KnowledgeService } from '../src/knowledge/service.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
 import { SiteStorageUsage, storageUsage } from '../src/knowledge/usage.js';
-import { tempDataDir } from './helpers/app.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { bothDatabases, type Databases } from './helpers/both-databases.js';
+import { postgresTests } from './helpers/postgres.js';
 
 // The PostgreSQL idempotency store (src/idempotency/pg-store.ts) and knowledge file statements
 // (src/knowledge/pg-files.ts, pg-usage.ts) beside SQLite's: the same scenario played on both
 // databases, with the same clock, must tell the same; then what only several instances sharing
 // PostgreSQL can show: requests with one key arriving at once on two instances.
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  defineTests();
-}
-
 const SITE = 'site-1';
 const OTHER_SITE = 'site-2';
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
 const siteRow = (id: string) => ({ id, name: id, handle: id, createdAt: new Date(T0 - 60_000) });
 
-interface Databases {
-  sqlite: ReturnType<typeof openDatabase>['db'];
-  pg: PostgresHandle;
-  url: string;
-}
-
 /** A SQLite and a PostgreSQL database, each with the two sites. */
-async function databases(t: Test): Promise<Databases> {
-  const sqliteHandle = openDatabase(tempDataDir(t));
-  t.teardown(() => sqliteHandle.close());
-  const url = await startPostgres(t);
-  const pg = await openPostgres(url, { poolMax: 4 });
-  t.teardown(() => pg.close());
-  for (const id of [SITE, OTHER_SITE]) {
-    sqliteHandle.db.insert(sqliteSchema.sites).values(siteRow(id)).run();
-    await pg.db.insert(pgSchema.sites).values(siteRow(id));
-  }
-  return { sqlite: sqliteHandle.db, pg, url };
+function databases(t: Test): Promise<Databases> {
+  return bothDatabases(t, [SITE, OTHER_SITE].map(siteRow));
 }
 
 /** What both idempotency stores offer, answered asynchronously. */
@@ -397,3 +373,6 @@ function defineTests() {
     t.same(await knowledge.files.pending(), [], 'nothing left uploaded');
   });
 }
+
+// Last: the first test starts as it is defined, and uses the constants above.
+postgresTests(defineTests);

@@ -11,7 +11,7 @@ import { PgPostStore } from '../src/posts/pg-store.js';
 import { PostService, type ListQuery, type PostChange, type PostInput, type PostOrigin, type PostPatch } from '../src/posts/service.js';
 import { postResource } from '../src/posts/view.js';
 import { tempDataDir } from './helpers/app.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // The PostgreSQL posts store (src/posts/pg-store.ts) against a throwaway PostgreSQL: one
 // scenario played on SQLite's PostService and on it must give the same results byte for byte,
@@ -402,10 +402,4 @@ function definePostTests() {
   });
 }
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  definePostTests();
-}
+postgresTests(definePostTests);

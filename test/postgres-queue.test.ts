@@ -8,7 +8,7 @@ import { jobs, posts } from '../src/db/pg-schema.js';
 import { openPostgres, type PgExecutor, type PostgresHandle } from '../src/db/postgres.js';
 import { PgJobQueue, type JobRow } from '../src/jobs/pg-queue.js';
 import { commitPostFor, insertSite, postCount, SITE_ID } from './helpers/pg-job-effect.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // The PostgreSQL job queue, tested against a throwaway PostgreSQL: the rules of the SQLite
 // queue (test/jobs-loop.test.ts tests them through the loop), then what only a database
@@ -20,13 +20,7 @@ const T0 = Date.parse('2026-11-22T10:00:00.000Z');
 const LEASE_MS = 60_000;
 const EXPIRED = 'Lease expired: the worker running it stopped answering';
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  defineQueueTests();
-}
+postgresTests(defineQueueTests);
 
 async function open(t: Test, url: string, poolMax = 4): Promise<PostgresHandle> {
   const handle = await openPostgres(url, { poolMax });

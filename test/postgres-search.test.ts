@@ -15,7 +15,7 @@ import { chunkRows } from '../src/knowledge/indexer.js';
 import { pgSearchKnowledge } from '../src/knowledge/pg-search.js';
 import { searchKnowledge, type Passage, type SearchOptions } from '../src/knowledge/search.js';
 import { fixturesDir, tempDataDir } from './helpers/app.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // Knowledge search on PostgreSQL (src/knowledge/pg-search.ts) beside SQLite's: the same
 // files are written to both databases, as the indexer writes them, and every query is asked
@@ -23,13 +23,7 @@ import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
 // folding, stemming, hostile text, filters, sites), then the retrieval evaluation of
 // bench/retrieval.mjs, whose figures both databases must reach.
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  defineSearchTests();
-}
+postgresTests(defineSearchTests);
 
 interface KnowledgeFileInput {
   siteId: string;

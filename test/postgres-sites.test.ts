@@ -17,7 +17,7 @@ import * as pgSettings from '../src/sites/pg-settings.js';
 import { hashKey, type ApiKeyInfo, type AuthenticatedKey, type SiteSettingsPatch } from '../src/sites/rules.js';
 import * as sqliteSettings from '../src/sites/settings.js';
 import { tempDataDir } from './helpers/app.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // Sites, API keys, settings and the public site's queries on PostgreSQL (pg-keys.ts,
 // pg-settings.ts, pg-public.ts) against SQLite's: the same operations with the same clock give
@@ -380,10 +380,4 @@ function defineSiteTests() {
   });
 }
 
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  defineSiteTests();
-}
+postgresTests(defineSiteTests);

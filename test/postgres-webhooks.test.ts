@@ -1,6 +1,5 @@
 import { eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
@@ -13,43 +12,21 @@ import { PgWebhookStore } from '../src/webhooks/pg-store.js';
 import type { AttemptOutcome, DeliveryView, WebhookInput, WebhookPatch } from '../src/webhooks/rules.js';
 import type { AttemptResult } from '../src/webhooks/sender.js';
 import { WebhookService, type WebhookRow } from '../src/webhooks/service.js';
-import { tempDataDir } from './helpers/app.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { bothDatabases, type Databases } from './helpers/both-databases.js';
+import { postgresTests } from './helpers/postgres.js';
 
 // The PostgreSQL webhook store (src/webhooks/pg-store.ts) beside SQLite's WebhookService: the
 // same scenario played on both databases, with the same clock and jitter, must tell the same;
 // then what only several instances sharing PostgreSQL can show: two pools emitting at once.
-
-const unavailable = postgresUnavailable();
-if (unavailable) {
-  t.comment(unavailable);
-  t.plan(0, unavailable);
-} else {
-  defineTests();
-}
 
 const SITE = 'site-1';
 const OTHER_SITE = 'site-2';
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
 const siteRow = (id: string) => ({ id, name: `Site ${id}`, handle: id, createdAt: new Date(T0 - 60_000) });
 
-interface Databases {
-  sqlite: ReturnType<typeof openDatabase>['db'];
-  pg: PostgresHandle;
-  url: string;
-}
-
-async function databases(t: Test): Promise<Databases> {
-  const sqliteHandle = openDatabase(tempDataDir(t));
-  t.teardown(() => sqliteHandle.close());
-  const url = await startPostgres(t);
-  const pg = await openPostgres(url, { poolMax: 4 });
-  t.teardown(() => pg.close());
-  for (const id of [SITE, OTHER_SITE]) {
-    sqliteHandle.db.insert(sqliteSchema.sites).values(siteRow(id)).run();
-    await pg.db.insert(pgSchema.sites).values(siteRow(id));
-  }
-  return { sqlite: sqliteHandle.db, pg, url };
+/** A SQLite and a PostgreSQL database, each with the two sites. */
+function databases(t: Test): Promise<Databases> {
+  return bothDatabases(t, [SITE, OTHER_SITE].map(siteRow));
 }
 
 const post = (over: Partial<PostRow> = {}): PostRow => ({
@@ -320,3 +297,6 @@ function defineTests(): void {
     t.equal(await first.db.$count(pgSchema.webhooks), MAX_WEBHOOKS_PER_SITE);
   });
 }
+
+// Last: the first test starts as it is defined, and uses the constants above.
+postgresTests(defineTests);

@@ -56,7 +56,7 @@ const saveSlugCounter = (db: Executor) =>
     .values({ siteId: sql.placeholder('siteId'), base: sql.placeholder('base'), last: sql.placeholder('last') })
     .onConflictDoUpdate({ target: [slugCounters.siteId, slugCounters.base], set: { last: sql`excluded.last` } })
     .prepare();
-// Every column from the row's field of the same name (Drizzle encodes each value for its column).
+// Every column from the row's field of the same name, encoded by driverRow.
 const insertPostRow = (db: Executor) =>
   db
     .insert(posts)

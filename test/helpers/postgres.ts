@@ -35,6 +35,17 @@ export function postgresUnavailable(): string | null {
   return `PostgreSQL not available: TEST_DATABASE_URL is unset and ${missing.join(', ')} not found in ${PG_BIN} (set PG_BIN or TEST_DATABASE_URL)`;
 }
 
+/** Defines a file's PostgreSQL tests, or skips the file saying why when PostgreSQL cannot run here. */
+export function postgresTests(define: () => void): void {
+  const unavailable = postgresUnavailable();
+  if (unavailable) {
+    tap.comment(unavailable);
+    tap.plan(0, unavailable);
+  } else {
+    define();
+  }
+}
+
 interface Cluster {
   dir: string;
   dataDir: string;

@@ -1,0 +1,27 @@
+import type { Test } from 'tap';
+import { openDatabase } from '../../src/db/client.js';
+import * as pgSchema from '../../src/db/pg-schema.js';
+import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
+import * as sqliteSchema from '../../src/db/schema.js';
+import { tempDataDir } from './app.js';
+import { startPostgres } from './postgres.js';
+
+/** A SQLite and a PostgreSQL database holding the same sites, for tests that compare the two. */
+export interface Databases {
+  sqlite: ReturnType<typeof openDatabase>['db'];
+  pg: PostgresHandle;
+  url: string;
+}
+
+export async function bothDatabases(t: Test, sites: (typeof sqliteSchema.sites.$inferInsert)[]): Promise<Databases> {
+  const sqliteHandle = openDatabase(tempDataDir(t));
+  t.teardown(() => sqliteHandle.close());
+  const url = await startPostgres(t);
+  const pg = await openPostgres(url, { poolMax: 4 });
+  t.teardown(() => pg.close());
+  for (const site of sites) {
+    sqliteHandle.db.insert(sqliteSchema.sites).values(site).run();
+    await pg.db.insert(pgSchema.sites).values(site);
+  }
+  return { sqlite: sqliteHandle.db, pg, url };
+}
