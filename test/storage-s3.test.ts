@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { DeleteObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import t from 'tap';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
-import { temporaryFolderFor, S3Storage } from '../src/knowledge/s3-storage.js';
+import { SOCKET_IDLE_TIMEOUT_MS, temporaryFolderFor, S3Storage } from '../src/knowledge/s3-storage.js';
 import { FileStorage, StoreStartError, createObjectStore, describeStore } from '../src/knowledge/storage.js';
 import { BOOTSTRAP_KEY, buildTestApp, failedStart, fixturesDir, spawnServer, startApp, startService, tempDataDir, testConfig, waitFor, type TestApp } from './helpers/app.js';
 import { closedPortUrl } from './helpers/fake-ollama.js';
@@ -170,7 +170,9 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   t.equal((await getFile(ctx, kept.id)).status, 'uploaded', 'left pending, not failed');
 
   await s3.start();
-  await waitFor(async () => (await getFile(ctx, kept.id)).status === 'indexed', 'indexing to resume once the store is back');
+  // An attempt caught by the restart on a connection to the old server gives up only at the
+  // SDK's socket idle timeout: that, plus the backoff, is the bound on resuming.
+  await waitFor(async () => (await getFile(ctx, kept.id)).status === 'indexed', 'indexing to resume once the store is back', SOCKET_IDLE_TIMEOUT_MS + 10_000);
   await waitFor(async () => (await ctx.app.readiness.check()).storage === 'ok', '/ready to see the store back');
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/knowledge/${kept.id}` })).statusCode, 200, 'the delete works once the store is back');
   t.notOk(await s3.exists(objectKey(s3, kept.s3Key)));

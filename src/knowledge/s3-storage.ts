@@ -14,7 +14,7 @@ import { StoreStartError, TemporaryFiles, type ObjectStore, type ReceivedFile, t
 // Short, so that an unreachable store answers a request with 503 within seconds, never hangs it.
 const CONNECTION_TIMEOUT_MS = 3000;
 /** A connection that carries nothing for this long is given up (a store that accepts but never answers). */
-const SOCKET_IDLE_TIMEOUT_MS = 20_000;
+export const SOCKET_IDLE_TIMEOUT_MS = 20_000;
 const MAX_ATTEMPTS = 3;
 /** S3's smallest part: an upload of up to 10 MiB goes in one request, or in 2-3 parts. */
 const PART_SIZE = 5 * 1024 * 1024;
