@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
-import type { SiteRef } from '../src/sites/keys.js';
+import type { AuthenticatedKey, SiteRef } from '../src/sites/keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,18 +34,22 @@ export default fp(
     app.decorate('requireSite', function requireSite(request, _reply, done) {
       const token = bearerToken(request);
       if (token === null) return done(unauthorized());
+      const accept = (found: AuthenticatedKey | undefined) => {
+        if (!found) return done(unauthorized());
+        request.site = found.site;
+        request.apiKeyId = found.keyId;
+        done();
+      };
       // A failure looking the key up is a server fault and must not pass for a bad key: it
-      // propagates to the error handler as it is.
+      // propagates to the error handler as it is. SQLite answers at once (no promise per request).
       let found;
       try {
         found = app.sites.authenticate(token);
       } catch (error) {
         return done(error as Error);
       }
-      if (!found) return done(unauthorized());
-      request.site = found.site;
-      request.apiKeyId = found.keyId;
-      done();
+      if (found instanceof Promise) found.then(accept, (error: Error) => done(error));
+      else accept(found);
     } as onRequestHookHandler);
   },
   { name: 'auth', dependencies: ['sites'] },

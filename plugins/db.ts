@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
-import { SERVER_BUSY_TIMEOUT_MS, openDatabase, type DbHandle } from '../src/db/client.js';
+import { openBackend, type Backend } from '../src/db/backend.js';
+import type { DbHandle } from '../src/db/client.js';
 import { bootstrapFirstSite } from '../src/sites/keys.js';
+import { bootstrapFirstSite as bootstrapFirstPgSite } from '../src/sites/pg-keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     /** For plugins that build services; routes use the services, never this. */
+    backend: Backend;
+    /** The SQLite database, when the service runs on SQLite (tests and benchmarks look behind the API with it). */
     database: DbHandle;
   }
 }
@@ -20,21 +24,34 @@ export interface DbPluginOptions {
    * it once listening (`when: 'listen'`), so a start that cannot bind its port creates nothing.
    */
   bootstrap?: { onKey(siteId: string, key: string): void; when?: 'ready' | 'listen' };
+  /** SQLite's lock wait (default: the server's short one). */
+  busyTimeoutMs?: number;
 }
 
-/** Opens the database (applying migrations), shares it and the configuration, closes it last. */
+/** Opens the database DATABASE_URL names (applying migrations), shares it and the configuration, closes it last. */
 export default fp(
   async function dbPlugin(app: FastifyInstance, opts: DbPluginOptions) {
-    const handle = openDatabase(opts.config.dataDir, { busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS });
-    app.addHook('onClose', async () => handle.close());
-    // A listening server checkpoints in the background; tests that only inject keep SQLite's own.
-    app.addHook('onListen', async () => handle.startBackgroundCheckpoints());
+    const backend = await openBackend(opts.config, {
+      busyTimeoutMs: opts.busyTimeoutMs,
+      onIdleError: (error) => app.log.warn({ err: error }, 'a database connection failed while idle; it is replaced'),
+    });
+    app.addHook('onClose', async () => backend.close());
     app.decorate('config', opts.config);
-    app.decorate('database', handle);
+    app.decorate<Backend>('backend', backend);
+    if (backend.kind === 'sqlite') {
+      app.decorate('database', backend.sqlite);
+      // A listening server checkpoints in the background; tests that only inject keep SQLite's own.
+      app.addHook('onListen', async () => backend.sqlite.startBackgroundCheckpoints());
+    }
+    app.log.info({ database: backend.describe() }, `database: ${backend.describe()}`);
     const { bootstrap } = opts;
     if (bootstrap) {
+      const { siteName, bootstrapApiKey } = opts.config;
       const createFirstSite = async () => {
-        const created = bootstrapFirstSite(handle.db, opts.config.siteName, opts.config.bootstrapApiKey);
+        const created =
+          backend.kind === 'sqlite'
+            ? bootstrapFirstSite(backend.sqlite.db, siteName, bootstrapApiKey)
+            : await bootstrapFirstPgSite(backend.postgres.db, siteName, bootstrapApiKey);
         if (created?.generatedKey) bootstrap.onKey(created.site.id, created.generatedKey);
       };
       if (bootstrap.when === 'listen') app.addHook('onListen', createFirstSite);

@@ -16,7 +16,7 @@ export default fp(
     const generator = opts.generator ?? new GeneratorService(app.config, app.log);
     app.decorate('generator', generator);
     app.addHook('onClose', async () => generator.close?.());
-    const readiness = new ReadinessService(app.database, generator);
+    const readiness = new ReadinessService(app.backend, generator);
     if (app.hasDecorator('indexer')) readiness.watchIndexer(() => app.indexer.status());
     if (app.hasDecorator('objectStore')) readiness.watchStore(app.objectStore);
     app.decorate('readiness', readiness);

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { twinOf } from '../src/db/backend.js';
+import { PostService } from '../src/posts/service.js';
 import { PostWriter } from '../src/generation/writer.js';
 import { JobLoop, type Clock, type JobHandler } from '../src/jobs/loop.js';
 import { JobQueue } from '../src/jobs/queue.js';
@@ -35,7 +37,7 @@ export default fp(
     const { config } = app;
     // Webhook deliveries run in their own loop (plugins/webhooks.ts): never behind a generation, nor in its slots.
     const queue = new JobQueue(app.database.db, { except: [WEBHOOK_DELIVERY] });
-    const deps = { knowledge: app.knowledge, generator: app.generator, posts: app.posts };
+    const deps = { knowledge: app.knowledge, generator: app.generator, posts: twinOf(app.posts, PostService) };
     const handlers = [generatePostHandler(deps), ...(opts.handlers ?? [])];
     const loop = new JobLoop(queue, handlers, {
       pollMs: config.jobPollMs,

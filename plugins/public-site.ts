@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { PublicPages, type PublicResponse } from '../src/site/pages.js';
+import { PgPublicSiteService } from '../src/site/pg-public.js';
 import { PublicSiteService } from '../src/site/public.js';
 import { createSiteRenderer } from '../src/site/render.js';
 import { iconFile, registerSiteViews, stylesheetFile } from '../src/site/views.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    publicSite: PublicSiteService;
+    publicSite: PublicSiteService | PgPublicSiteService;
     publicPages: PublicPages;
     /** Sends a public response with its caching headers, or 304 when the client's copy is current. */
     sendPublic(request: FastifyRequest, reply: FastifyReply, response: PublicResponse): FastifyReply;
@@ -31,8 +32,10 @@ export default fp(
     // the decorator exists: the templates take their data as an argument and need none.
     app.decorateReply('locals', null);
     await registerSiteViews(app);
-    const service = new PublicSiteService(app.database.db, app.config.publicBaseUrl);
-    app.decorate('publicSite', service);
+    const { backend } = app;
+    const service: PublicSiteService | PgPublicSiteService =
+      backend.kind === 'sqlite' ? new PublicSiteService(backend.sqlite.db, app.config.publicBaseUrl) : new PgPublicSiteService(backend.postgres.db, app.config.publicBaseUrl);
+    app.decorate<PublicSiteService | PgPublicSiteService>('publicSite', service);
     app.decorate('publicPages', new PublicPages(service, createSiteRenderer((template, data) => app.view(template, data)), { stylesheet: stylesheetFile(), icon: iconFile() }));
     app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {
       reply.header('Cache-Control', CACHE_CONTROL).header('ETag', response.etag).header('Last-Modified', response.lastModified.toUTCString());

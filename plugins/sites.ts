@@ -1,17 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { PgSiteService } from '../src/sites/pg-service.js';
 import { SiteService } from '../src/sites/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    sites: SiteService;
+    /** Sites and keys; `authenticate` answers at once on SQLite, through a promise on PostgreSQL. */
+    sites: SiteService | PgSiteService;
   }
 }
 
 /** Sites and API keys (the admin CLI registers this one alone, beside the database). */
 export default fp(
   async function sitesPlugin(app: FastifyInstance) {
-    app.decorate('sites', new SiteService(app.database));
+    const { backend } = app;
+    if (backend.kind === 'sqlite') {
+      app.decorate<SiteService | PgSiteService>('sites', new SiteService(backend.sqlite));
+      return;
+    }
+    const sites = await PgSiteService.open(backend.postgres.db, {
+      onError: (error) => app.log.warn({ err: error }, 'could not read key changes; keys are looked up without the cache until it can'),
+    });
+    app.decorate<SiteService | PgSiteService>('sites', sites);
+    app.addHook('onClose', async () => sites.close());
   },
   { name: 'sites', dependencies: ['db'] },
 );

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { twinOf } from '../src/db/backend.js';
+import { PostService } from '../src/posts/service.js';
 import { JobLoop, systemClock, type Clock } from '../src/jobs/loop.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { deliveryHandler, type DeliveryHandlerDeps } from '../src/webhooks/delivery.js';
@@ -73,7 +75,7 @@ export default fp(
     );
     loop.onSettled((tx, job, outcome) => service.attemptJobFailed(tx, job, outcome));
 
-    app.posts.onChange((tx, change) => service.postChanged(tx, change));
+    twinOf(app.posts, PostService).onChange((tx, change) => service.postChanged(tx, change));
     app.jobs.onSettled((tx, job, outcome) => service.taskSettled(tx, job, outcome));
     app.indexer.onSettled((tx, file) => service.knowledgeSettled(tx, file));
 

@@ -5,6 +5,10 @@ import type { FastifyInstance } from 'fastify';
 const Readiness = Type.Object({
   status: Type.String(),
   database: Type.String({ description: '`ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable`' }),
+  databaseLocation: Type.Union(
+    [Type.Object({ kind: Type.Literal('sqlite'), file: Type.String() }), Type.Object({ kind: Type.Literal('postgres'), url: Type.String() })],
+    { description: 'Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden' },
+  ),
   storage: Type.String({
     description:
       '`ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits)',
@@ -40,8 +44,8 @@ export default async function healthRoutes(fastify: FastifyInstance) {
     '/ready',
     { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
     async (_request, reply) => {
-      const { ready, database, storage, store, jobs, indexing, generator } = await app.readiness.check();
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, storage, store, jobs, indexing, generator });
+      const { ready, ...report } = await app.readiness.check();
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...report });
     },
   );
 }

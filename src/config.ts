@@ -26,6 +26,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Where the data lives (DATABASE_URL): SQLite in DATA_DIR by default, or PostgreSQL. */
+  database: DatabaseTarget;
   logLevel: string;
   siteName: string;
   bootstrapApiKey: string | null;
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: readString(env, 'HOST', '127.0.0.1'),
     dataDir: path.resolve(readString(env, 'DATA_DIR', './data')),
+    database: databaseTarget(env),
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     siteName,
     bootstrapApiKey: bootstrap,
@@ -250,9 +253,6 @@ export type DatabaseTarget =
  * name a SQLite file; `postgres://` and `postgresql://` URLs a PostgreSQL database, reached
  * through a pool of at most DATABASE_POOL_MAX connections (default 10). Anything else is a
  * configuration error naming DATABASE_URL (with the URL's password hidden).
- *
- * Not yet part of loadConfig: the services still run on SQLite alone, and a start must not fail
- * (nor seem to use PostgreSQL) for a DATABASE_URL the server does not read yet.
  */
 export function databaseTarget(env: Env = process.env): DatabaseTarget {
   const raw = env.DATABASE_URL?.trim() ?? '';

@@ -1,4 +1,4 @@
-import type { DbHandle } from './db/client.js';
+import type { DatabaseLocation } from './db/backend.js';
 import type { AppGenerator, GeneratorStatus } from './generation/service.js';
 import type { JobLoopState, JobLoopStatus } from './jobs/loop.js';
 import type { IndexerStatus } from './knowledge/indexer.js';
@@ -8,6 +8,8 @@ export interface Readiness {
   ready: boolean;
   /** `locked`: answers reads, but another program holds the write lock (writes answer 503 DATABASE_BUSY). */
   database: 'ok' | 'locked' | 'unavailable';
+  /** Which database the service uses (DATABASE_URL, its password hidden). */
+  databaseLocation: DatabaseLocation;
   /**
    * `full`: the disk (or the database's page limit) is full: writes answer 507, background work
    * waits. `unreachable`: the file store (STORAGE_URL) does not answer: uploads and deletes
@@ -21,6 +23,16 @@ export interface Readiness {
   /** Knowledge indexing: `waiting` while it cannot write its chunks. */
   indexing: 'ok' | 'waiting';
   generator: GeneratorStatus;
+}
+
+/** A database that takes longer to answer `select 1` is reported unavailable (a load balancer's check must not hang). */
+const PING_TIMEOUT_MS = 2000;
+
+function answersWithin(ping: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('database ping timed out')), ms)));
+  ping.catch(() => {}); // answered by the race, or too late to matter
+  return Promise.race([ping, late]).finally(() => clearTimeout(timer));
 }
 
 /** How long a request that found the disk full keeps `storage: full` without newer news. */
@@ -39,7 +51,7 @@ export class ReadinessService {
   private storageFullAt = -Infinity;
 
   constructor(
-    private readonly database: Pick<DbHandle, 'ping'>,
+    private readonly database: { ping(): Promise<void>; location: DatabaseLocation },
     private readonly generator: Pick<AppGenerator, 'status'>,
     private readonly now: () => number = Date.now,
   ) {}
@@ -66,7 +78,7 @@ export class ReadinessService {
   async check(): Promise<Readiness> {
     let database: Readiness['database'] = 'ok';
     try {
-      this.database.ping();
+      await answersWithin(this.database.ping(), PING_TIMEOUT_MS);
     } catch {
       database = 'unavailable';
     }
@@ -81,6 +93,7 @@ export class ReadinessService {
     return {
       ready: database !== 'unavailable' && jobsState !== 'starting',
       database,
+      databaseLocation: this.database.location,
       storage: unreachable ? 'unreachable' : full ? 'full' : 'ok',
       ...(this.store ? { store: this.store.description } : {}),
       jobs: jobsState,

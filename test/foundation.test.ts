@@ -33,7 +33,7 @@ t.test('a revoked key stops working at once, also when revoked by the CLI in ano
   const ctx = await buildTestApp(t);
   const extra = ctx.addSite('Revocable');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: extra.key })).statusCode, 200, 'works and is cached');
-  const keyId = ctx.app.sites.authenticate(extra.key)!.keyId;
+  const keyId = (await ctx.app.sites.authenticate(extra.key))!.keyId;
   await runAdmin(['key', 'revoke', keyId], ctx.config, () => {});
   // The next request arrives in a later turn of the event loop (the server reads whether the
   // database changed once per turn: requests of the same turn arrived with the revocation).
@@ -42,7 +42,7 @@ t.test('a revoked key stops working at once, also when revoked by the CLI in ano
 
   const second = ctx.addSite('Second');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 200);
-  t.equal(await ctx.app.sites.revokeKey(ctx.app.sites.authenticate(second.key)!.keyId), true);
+  t.equal(await ctx.app.sites.revokeKey((await ctx.app.sites.authenticate(second.key))!.keyId), true);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 401, 'revoked in process');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts' })).statusCode, 200, 'other keys unaffected');
 });

@@ -294,7 +294,7 @@ t.test('the job loop retries its start when the database is locked at start-up, 
 
 t.test('readiness: a locked database and a waiting loop are reported, only a failed start makes it unready', async (t) => {
   const generator = { status: async () => ({ mode: 'builtin', active: 'builtin', ollama: { host: '', model: '', reachable: false, modelAvailable: false } }) } as const;
-  const readiness = new ReadinessService({ ping() {} }, generator as never);
+  const readiness = new ReadinessService({ ping: async () => {}, location: { kind: 'sqlite', file: 'blog.db' } }, generator as never);
   let jobs = { state: 'waiting', active: 0, waiting: { reason: 'database-busy', retryAt: new Date(), message: 'locked' } };
   readiness.watchJobs(() => jobs as never);
   t.match(await readiness.check(), { ready: true, database: 'locked', storage: 'ok', jobs: 'waiting' });

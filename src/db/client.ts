@@ -106,12 +106,18 @@ export const SERVER_BUSY_TIMEOUT_MS = 250;
 export interface OpenOptions {
   /** Lock wait once open (default 5000 ms, for the admin CLI; the server uses SERVER_BUSY_TIMEOUT_MS). */
   busyTimeoutMs?: number;
+  /** The database file (DATABASE_URL's path); DATA_DIR/blog.db by default. */
+  file?: string | null;
 }
 
-/** Opens (creating if needed) DATA_DIR/blog.db in WAL mode and applies pending migrations. */
-export function openDatabase(dataDir: string, { busyTimeoutMs = 5000 }: OpenOptions = {}): DbHandle {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const sqlite = new Database(path.join(dataDir, DATABASE_FILE));
+/** The file a SQLite database of DATA_DIR `dataDir` lives in: `file` when DATABASE_URL names one. */
+export const databaseFile = (dataDir: string, file?: string | null) => file ?? path.join(dataDir, DATABASE_FILE);
+
+/** Opens (creating if needed) DATA_DIR/blog.db (or `file`) in WAL mode and applies pending migrations. */
+export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = null }: OpenOptions = {}): DbHandle {
+  const location = databaseFile(dataDir, file);
+  fs.mkdirSync(path.dirname(location), { recursive: true });
+  const sqlite = new Database(location);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

@@ -66,7 +66,7 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
   const config = testConfig(dataDir, env);
   const { realExtractor, ...appOptions } = options;
   const app = await startApp(t, config, { ...appOptions, chunkSource: realExtractor ? undefined : extractChunks });
-  const site = app.sites.authenticate(BOOTSTRAP_KEY)!.site;
+  const site = (await app.sites.authenticate(BOOTSTRAP_KEY))!.site;
   let sqlite: Database.Database | null = null;
   t.teardown(() => sqlite?.close());
   return {

@@ -1,0 +1,60 @@
+import type { Config } from '../config.js';
+import { databaseFile, openDatabase, SERVER_BUSY_TIMEOUT_MS, type DbHandle, type OpenOptions } from './client.js';
+import { openPostgres, type PostgresHandle } from './postgres.js';
+
+/**
+ * The database the service runs on, as DATABASE_URL chose it. Plugins build the SQLite or the
+ * PostgreSQL twin of each store from it (`kind` tells which); nothing else looks at it.
+ */
+export type Backend = ({ kind: 'sqlite'; sqlite: DbHandle } | { kind: 'postgres'; postgres: PostgresHandle }) & {
+  /** Where the data is, without secrets: what /ready and the start-up log show. */
+  location: DatabaseLocation;
+  describe(): string;
+  /** Rejects when the database cannot answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export type DatabaseLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+export interface BackendOptions {
+  /** SQLite's lock wait (the server uses SERVER_BUSY_TIMEOUT_MS, the admin CLI the default). */
+  busyTimeoutMs?: OpenOptions['busyTimeoutMs'];
+  /** Errors of idle PostgreSQL connections (a restarted server): logged, never fatal. */
+  onIdleError?(error: Error): void;
+}
+
+/** Opens the database of `config` (applying its pending migrations). */
+export async function openBackend(config: Config, options: BackendOptions = {}): Promise<Backend> {
+  const target = config.database;
+  if (target.kind === 'postgres') {
+    const postgres = await openPostgres(target.url, { poolMax: target.poolMax, onIdleError: options.onIdleError });
+    return {
+      kind: 'postgres',
+      postgres,
+      location: { kind: 'postgres', url: postgres.describe() },
+      describe: () => `PostgreSQL at ${postgres.describe()}`,
+      ping: () => postgres.ping(),
+      close: () => postgres.close(),
+    };
+  }
+  const sqlite = openDatabase(config.dataDir, { busyTimeoutMs: options.busyTimeoutMs ?? SERVER_BUSY_TIMEOUT_MS, file: target.path });
+  const file = databaseFile(config.dataDir, target.path);
+  return {
+    kind: 'sqlite',
+    sqlite,
+    location: { kind: 'sqlite', file },
+    describe: () => `SQLite file ${file}`,
+    ping: async () => sqlite.ping(),
+    close: async () => sqlite.close(),
+  };
+}
+
+/**
+ * `value` as the `Twin` class it must be on the database in use: plugins that wire one store to
+ * another (an outbox listening to posts, say) narrow each other's decorations with it.
+ */
+export function twinOf<T>(value: unknown, Twin: abstract new (...args: never[]) => T): T {
+  if (!(value instanceof Twin)) throw new Error(`Expected a ${Twin.name} on this database (a plugin built the other database's twin)`);
+  return value;
+}
