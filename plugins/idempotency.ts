@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
 import fp from 'fastify-plugin';
 import { AppError, validationError } from '../src/errors.js';
 import { MultipartFingerprint, jsonFingerprint, multipartBoundary } from '../src/idempotency/fingerprint.js';
-import { IdempotencyStore, type StoredResponse } from '../src/idempotency/store.js';
+import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
+import { IdempotencyStore, type Begin, type StoredResponse } from '../src/idempotency/store.js';
 import { MAX_FILE_BYTES, MAX_IDEMPOTENCY_KEY_LENGTH } from '../src/limits.js';
 
 declare module 'fastify' {
@@ -103,7 +104,18 @@ function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
  */
 export default fp(
   async function idempotencyPlugin(app: FastifyInstance) {
-    const store = new IdempotencyStore(app.database.db);
+    const { backend } = app;
+    // SQLite answers at once (no promise for a request with a key); PostgreSQL through promises.
+    const store = backend.kind === 'sqlite' ? new IdempotencyStore(backend.sqlite.db) : new PgIdempotencyStore(backend.postgres.db);
+    /** Frees a key; a failure only delays it (the key's lease runs out). */
+    const release = (siteId: string, key: string) => {
+      try {
+        const released = store.release(siteId, key);
+        if (released instanceof Promise) return released.catch((error: unknown) => app.log.warn({ err: error }, 'could not free an idempotency key'));
+      } catch (error) {
+        app.log.warn({ err: error }, 'could not free an idempotency key');
+      }
+    };
     app.decorateRequest('idempotency', null);
 
     /** What to do with a request; a promise only when an upload must be read first. */
@@ -118,25 +130,28 @@ export default fp(
       const route = `${request.method} ${request.routeOptions.url}`;
       const upload = isUpload(request) ? new MultipartFingerprint(route, multipartBoundary(request.headers['content-type'])) : null;
       const fingerprint = upload ? null : jsonFingerprint(route, request.body);
-      const decision = store.begin(siteId, header, fingerprint, Date.now());
-      switch (decision.action) {
-        case 'run':
-          request.idempotency = { siteId, key: header, fingerprint, upload, ran: false, settled: false };
-          if (upload) teeUpload(request.raw, upload);
-          return;
-        case 'replay':
-          return replay(reply, decision.response);
-        case 'compare':
-          return hashWholeUpload(request.raw, upload!).then((received) => {
-            if (received === null || received !== decision.fingerprint) throw keyReused();
+      const act = (decision: Begin): FastifyReply | undefined | Promise<FastifyReply | undefined> => {
+        switch (decision.action) {
+          case 'run':
+            request.idempotency = { siteId, key: header, fingerprint, upload, ran: false, settled: false };
+            if (upload) teeUpload(request.raw, upload);
+            return undefined;
+          case 'replay':
             return replay(reply, decision.response);
-          });
-        case 'mismatch':
-          throw keyReused();
-        case 'in-use':
-          reply.header('retry-after', '1');
-          throw keyInUse();
-      }
+          case 'compare':
+            return hashWholeUpload(request.raw, upload!).then((received) => {
+              if (received === null || received !== decision.fingerprint) throw keyReused();
+              return replay(reply, decision.response);
+            });
+          case 'mismatch':
+            throw keyReused();
+          case 'in-use':
+            reply.header('retry-after', '1');
+            throw keyInUse();
+        }
+      };
+      const decision = store.begin(siteId, header, fingerprint, Date.now());
+      return decision instanceof Promise ? decision.then(act) : act(decision);
     };
 
     // Callback hooks: requests without a key (and JSON ones with one) never wait on a promise.
@@ -157,19 +172,21 @@ export default fp(
       done();
     };
 
-    const settle = (request: FastifyRequest, reply: FastifyReply, payload: unknown, fingerprint: string | null) => {
+    /** Keeps the answer (or frees the key when it is not worth keeping); never rejects. */
+    const settle = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, fingerprint: string | null): Promise<void> => {
       const state = request.idempotency!;
       try {
         const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
         if (!state.ran || reply.statusCode >= 500 || body === null || fingerprint === null) {
-          store.release(state.siteId, state.key);
+          await release(state.siteId, state.key);
         } else {
           const type = reply.getHeader('content-type');
-          store.complete(state.siteId, state.key, fingerprint, { status: reply.statusCode, contentType: typeof type === 'string' ? type : null, body });
+          // Kept before the answer leaves: a retry sent as soon as it arrives finds it.
+          await store.complete(state.siteId, state.key, fingerprint, { status: reply.statusCode, contentType: typeof type === 'string' ? type : null, body });
         }
       } catch (error) {
         request.log.warn({ err: error }, 'could not keep the answer of an idempotent request');
-        store.release(state.siteId, state.key);
+        await release(state.siteId, state.key);
       }
     };
 
@@ -177,20 +194,16 @@ export default fp(
       const state = request.idempotency;
       if (!state || state.settled) return done(null, payload);
       state.settled = true;
-      if (!state.upload) {
-        settle(request, reply, payload, state.fingerprint);
+      const digest = state.upload ? uploadDigest(request.raw, state.upload) : state.fingerprint;
+      if (!(digest instanceof Promise) && backend.kind === 'sqlite') {
+        // Synchronous underneath: settled before the answer leaves, without a promise per request.
+        void settle(request, reply, payload, digest);
         return done(null, payload);
       }
-      uploadDigest(request.raw, state.upload).then(
-        (digest) => {
-          settle(request, reply, payload, digest);
-          done(null, payload);
-        },
-        () => {
-          store.release(state.siteId, state.key);
-          done(null, payload);
-        },
-      );
+      Promise.resolve(digest).then(
+        (fingerprint) => settle(request, reply, payload, fingerprint),
+        () => release(state.siteId, state.key),
+      ).then(() => done(null, payload));
     };
 
     // Should a request end without sending (it never does; but then): its key is freed.
@@ -198,7 +211,7 @@ export default fp(
       const state = request.idempotency;
       if (state && !state.settled) {
         state.settled = true;
-        store.release(state.siteId, state.key);
+        void release(state.siteId, state.key);
       }
       done();
     };
@@ -211,17 +224,17 @@ export default fp(
       route.onResponse = [...toArray(route.onResponse), finish as never];
     });
 
-    const purge = () => {
+    const purge = async () => {
       try {
-        store.purge(Date.now());
+        await store.purge(Date.now());
       } catch (error) {
         app.log.warn({ err: error }, 'could not purge expired idempotency keys');
       }
     };
     let timer: NodeJS.Timeout | null = null;
     app.addHook('onListen', async () => {
-      purge();
-      timer = setInterval(purge, PURGE_INTERVAL_MS);
+      await purge();
+      timer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('onClose', async () => {
