@@ -3,7 +3,17 @@ import { STATUS_CODES as HTTP_STATUS_TEXT } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, DATABASE_BUSY_RETRY_AFTER_S, databaseBusy, insufficientStorage, isDatabaseBusy, isStorageFull, type ErrorDetail } from '../src/errors.js';
+import {
+  AppError,
+  DATABASE_BUSY_RETRY_AFTER_S,
+  databaseBusy,
+  databaseUnavailable,
+  insufficientStorage,
+  isDatabaseBusy,
+  isDatabaseUnavailable,
+  isStorageFull,
+  type ErrorDetail,
+} from '../src/errors.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -72,6 +82,7 @@ export function describe(error: FastifyError | AppError | Error): ErrorBody {
   // The machine's condition, not the request's nor a bug: said as such, in the envelope.
   if (isStorageFull(error)) return describe(insufficientStorage());
   if (isDatabaseBusy(error)) return describe(databaseBusy());
+  if (isDatabaseUnavailable(error)) return describe(databaseUnavailable());
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const details = validationDetails(fastifyError);
@@ -93,7 +104,7 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, body: Er
   // Also here, not only in the onRequest hook: errors raised before routing skip the hooks.
   reply.header('X-Request-Id', request.id);
   if (body.statusCode === 401) reply.header('WWW-Authenticate', 'Bearer');
-  if (body.code === 'DATABASE_BUSY') reply.header('Retry-After', String(DATABASE_BUSY_RETRY_AFTER_S));
+  if (body.code === 'DATABASE_BUSY' || body.code === 'DATABASE_UNAVAILABLE') reply.header('Retry-After', String(DATABASE_BUSY_RETRY_AFTER_S));
   // Refused before its body was read (a full disk mid-upload, a quota): the rest of the body
   // cannot be told apart from a next request on this connection, so the connection ends.
   if (request.raw.complete === false) reply.header('Connection', 'close');
@@ -177,6 +188,7 @@ export default fp(
         request.server.readiness?.noteStorageFull();
         request.log.warn({ err: error }, 'request refused: the disk is full');
       } else if (body.code === 'DATABASE_BUSY') request.log.warn({ err: error }, 'request refused: the database is locked');
+      else if (body.code === 'DATABASE_UNAVAILABLE') request.log.warn({ err: error }, 'request refused: the database cannot be reached');
       else if (body.code === 'STORAGE_UNAVAILABLE') request.log.warn({ err: error }, 'request refused: the file store cannot be reached');
       else if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       else request.log.debug({ err: error }, 'request refused');

@@ -54,6 +54,7 @@ export const ERROR_CODES = [
   'GENERATION_FAILED',
   'GENERATOR_UNAVAILABLE',
   'DATABASE_BUSY',
+  'DATABASE_UNAVAILABLE',
   'GENERATION_TIMEOUT',
   'INSUFFICIENT_STORAGE',
   'STORAGE_UNAVAILABLE',
@@ -81,8 +82,29 @@ export function isDatabaseBusy(error: unknown): boolean {
   return code !== undefined && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED' || code.startsWith('SQLITE_LOCKED_'));
 }
 
+// Node's errors for a peer that cannot be reached or went away.
+const NETWORK_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+// What node-postgres says, without a code, when it cannot get or keep a connection.
+const LOST_CONNECTION = /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed and is not queryable/i;
+
+/**
+ * The database server (PostgreSQL) cannot be reached or dropped the connection: refused, down,
+ * restarting (57P01-57P03), out of connections (53300), any connection exception (08xxx). Like
+ * a locked SQLite database, nobody's fault and over once it is back. Drizzle wraps the driver's
+ * error in `cause`.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = codeOf(e);
+    if (code !== undefined && (NETWORK_FAILURES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300')) return true;
+    if (code === undefined && LOST_CONNECTION.test(e.message)) return true;
+    if ((e as { errors?: unknown }).errors instanceof Array && ((e as unknown as { errors: unknown[] }).errors).some(isDatabaseUnavailable)) return true;
+  }
+  return false;
+}
+
 /** A condition of the machine, not of the work: retrying later succeeds once it passes. */
-export const isTransientStorageError = (error: unknown) => isStorageFull(error) || isDatabaseBusy(error);
+export const isTransientStorageError = (error: unknown) => isStorageFull(error) || isDatabaseBusy(error) || isDatabaseUnavailable(error);
 
 /** Seconds a client is told to wait (Retry-After) after DATABASE_BUSY. */
 export const DATABASE_BUSY_RETRY_AFTER_S = 1;
@@ -92,6 +114,9 @@ export const insufficientStorage = () =>
 
 export const databaseBusy = () =>
   new AppError(503, 'DATABASE_BUSY', `The database is locked by another program: try again in ${DATABASE_BUSY_RETRY_AFTER_S} s`);
+
+export const databaseUnavailable = () =>
+  new AppError(503, 'DATABASE_UNAVAILABLE', `The database cannot be reached: nothing was changed. Try again in a few seconds`);
 
 /**
  * The object store (STORAGE_URL) did not answer, or answered with an error of its own: the

@@ -137,7 +137,7 @@ t.test('tasks: list by batch and status, cancel, and site isolation', async (t) 
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/tasks?status=pending' })).json().data.pagination.total, 2);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/tasks?status=weird' })).statusCode, 400);
 
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   for (const method of ['GET', 'DELETE'] as const) {
     t.equal((await ctx.call({ method, url: `/api/v1/tasks/${first.taskIds[0]}`, key: other.key })).statusCode, 404, method);
   }

@@ -31,7 +31,7 @@ t.test('the Bearer scheme name is case-insensitive', async (t) => {
 
 t.test('a revoked key stops working at once, also when revoked by the CLI in another connection', async (t) => {
   const ctx = await buildTestApp(t);
-  const extra = ctx.addSite('Revocable');
+  const extra = await ctx.addSite('Revocable');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: extra.key })).statusCode, 200, 'works and is cached');
   const keyId = (await ctx.app.sites.authenticate(extra.key))!.keyId;
   await runAdmin(['key', 'revoke', keyId], ctx.config, () => {});
@@ -40,7 +40,7 @@ t.test('a revoked key stops working at once, also when revoked by the CLI in ano
   await new Promise(setImmediate);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: extra.key })).statusCode, 401, 'revoked through the CLI');
 
-  const second = ctx.addSite('Second');
+  const second = await ctx.addSite('Second');
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 200);
   t.equal(await ctx.app.sites.revokeKey((await ctx.app.sites.authenticate(second.key))!.keyId), true);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts', key: second.key })).statusCode, 401, 'revoked in process');

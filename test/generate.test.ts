@@ -74,7 +74,7 @@ t.test('POST /posts/generate: validation names the allowed values', async (t) =>
 
 t.test('generation never draws on another site', async (t) => {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   await uploadText(ctx, 'secret-recipe.txt', 'Zanzibar clove syrup is our secret ingredient for the winter latte.', other.key);
   const res = await generate(ctx, { topic: 'Zanzibar clove syrup winter latte' });
   t.equal(res.statusCode, 201);

@@ -204,7 +204,7 @@ t.test('a site past SITE_STORAGE_QUOTA_MB gets 413 QUOTA_EXCEEDED naming its usa
   t.ok(error.details.usageBytes > 1024 * 1024 && error.details.quotaBytes === 1024 * 1024, 'details carry the numbers');
   t.same(fs.readdirSync(path.join(ctx.dataDir, 'storage', '.tmp')), [], 'nothing left behind');
 
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   t.equal((await upload('theirs.txt', prose(1000), other.key)).statusCode, 201, 'another site uploads');
 
   // Deleting makes room again; a file larger than the room left is refused whole.

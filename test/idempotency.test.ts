@@ -31,7 +31,7 @@ t.test('a retry with the same key and request gets the same answer, marked repla
 
   t.equal((await create(ctx, post)).statusCode, 201, 'no key: no idempotency');
   t.equal(posts(ctx), 2);
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   const otherSite = await create(ctx, post, 'key-1', other.key);
   t.equal(otherSite.statusCode, 201);
   t.notOk(otherSite.headers['idempotent-replayed'], 'keys are per site');

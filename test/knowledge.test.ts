@@ -210,7 +210,7 @@ t.test('delete removes the row, its index and the stored file', async (t) => {
 
 t.test('sites are isolated for list, get, search and delete', async (t) => {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   const mine = (await uploadFile(ctx, 'mine.txt', 'Saffron risotto needs patience and warm stock.')).json().data.knowledge;
   await uploadFile(ctx, 'theirs.txt', 'Saffron harvest happens in autumn.', other.key);
   await ctx.app.indexer.whenIdle();

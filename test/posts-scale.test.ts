@@ -36,7 +36,7 @@ t.test('a slug base collided with before the counters existed is counted once fr
 
 t.test('list totals come from counts every write keeps, equal to counting the rows', async (t) => {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Elsewhere', isDraft: false }, key: other.key });
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) ids.push((await create(ctx, { title: `Post ${i}`, isDraft: i % 2 === 0 })).id);

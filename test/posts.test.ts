@@ -104,7 +104,7 @@ t.test('slugs are unique per site', async (t) => {
     slugs.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Same Title' } })).json().data.post.slug);
   }
   t.same(slugs, ['same-title', 'same-title-2', 'same-title-3']);
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Same Title' }, key: other.key });
   t.equal(res.json().data.post.slug, 'same-title', 'another site has its own slug space');
   const symbols = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: '日本語 !!!' } });
@@ -227,7 +227,7 @@ t.test('list: pagination edges and filters', async (t) => {
 
 t.test('sites are isolated', async (t) => {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Site B');
+  const other = await ctx.addSite('Site B');
   const post = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Mine' } })).json().data.post;
   for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
     const res = await ctx.call({ method, url: `/api/v1/posts/${post.id}`, key: other.key, ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}) });

@@ -25,7 +25,7 @@ t.test('per API key: RateLimit-* headers on every answer, then 429 RATE_LIMITED 
   t.ok(error.requestId);
   t.equal((ctx.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0, 'a limited request does nothing');
 
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   const otherKey = await ctx.call({ method: 'GET', url: '/api/v1/posts', key: other.key });
   t.equal(otherKey.statusCode, 200, 'another key has its own budget');
   t.equal(otherKey.headers['ratelimit-remaining'], '2');

@@ -32,7 +32,7 @@ async function handleOf(ctx: TestApp, key?: string): Promise<string> {
 /** A site with published, unlisted and draft posts, and a second site with its own post. */
 async function setup(t: Test) {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Other Site');
+  const other = await ctx.addSite('Other Site');
   const published = await post(ctx, { title: 'Brewing with a V60', content: '# Ratio\n\nUse 1:16.', description: 'Pour-over basics.', tags: ['Coffee Gear'], category: 'How To' });
   const unlisted = await post(ctx, { title: 'Secret roast', content: 'Hidden.' });
   await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${unlisted.id}`, payload: { visibility: 'unlisted' } });
@@ -248,7 +248,7 @@ t.test('content API: published posts as JSON with CORS, unlisted by slug, envelo
 
 t.test('site settings: GET and PATCH /api/v1/site, a custom domain, the admin CLI', async (t) => {
   const ctx = await buildTestApp(t);
-  const other = ctx.addSite('Second blog');
+  const other = await ctx.addSite('Second blog');
   const site = (await ctx.call({ method: 'GET', url: '/api/v1/site' })).json().data.site;
   t.same(site, { id: ctx.site.id, name: 'My Blog', description: null, handle: 'my-blog', url: null, language: 'en', postsPerPage: 10, publicUrl: 'http://localhost:3000/sites/my-blog' });
   t.equal(await handleOf(ctx, other.key), 'second-blog', 'a handle from the name');

@@ -62,7 +62,7 @@ t.test('endpoints: create shows the secret once; list, get, patch, delete; anoth
   t.match(badEvent.json().error.message, /must be one of: post\.created, post\.updated/);
   t.equal((await ctx.call({ method: 'POST', url: '/api/v1/webhooks', payload: { url: 'https://example.com/', events: [] } })).statusCode, 400);
 
-  const other = ctx.addSite('Other');
+  const other = await ctx.addSite('Other');
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/webhooks/${created.id}`, key: other.key })).statusCode, 404);
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/webhooks/${created.id}`, key: other.key })).statusCode, 404);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/webhooks', key: other.key })).json().data.pagination.total, 0);

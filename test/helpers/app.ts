@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestR
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { extractChunks } from '../../src/knowledge/extract.js';
-import { createSiteWithKey } from '../../src/sites/keys.js';
+import { startPostgres } from './postgres.js';
 
 export const BOOTSTRAP_KEY = 'blog_test-bootstrap-key-0123456789abcdef';
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,6 +26,15 @@ export function tempDataDir(t: Teardown): string {
   return dir;
 }
 
+/**
+ * The API-level tests run on PostgreSQL with TEST_DATABASE=postgres (`npm run test:postgres`):
+ * each test app gets a fresh database on the throwaway cluster the PostgreSQL helper starts.
+ */
+export const onPostgres = process.env.TEST_DATABASE === 'postgres';
+
+/** Why a test that looks behind the API into SQLite does not run on PostgreSQL. */
+export const SQLITE_ONLY = onPostgres && 'looks behind the API into SQLite';
+
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
   // The composer on the event loop: threads would each load the language model (the pool has its own tests).
   return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', BUILTIN_WORKERS: '0', ...env });
@@ -40,8 +49,8 @@ export interface TestApp {
   /** app.inject with the site's key unless headers say otherwise. */
   call(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   /** Another site on the same app, with its own key. */
-  addSite(name: string): { site: { id: string; name: string }; key: string };
-  /** A second connection to the app's database, for what a test checks behind the API. */
+  addSite(name: string): Promise<{ site: { id: string; name: string }; key: string }>;
+  /** A second connection to the app's SQLite database, for what a test checks behind the API (SQLite only). */
   readonly sqlite: Database.Database;
 }
 
@@ -63,7 +72,8 @@ export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs' | 'webhooks' 
 
 export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);
-  const config = testConfig(dataDir, env);
+  const database: Record<string, string> = onPostgres && env.DATABASE_URL === undefined ? { DATABASE_URL: await startPostgres(t) } : {};
+  const config = testConfig(dataDir, { ...database, ...env });
   const { realExtractor, ...appOptions } = options;
   const app = await startApp(t, config, { ...appOptions, chunkSource: realExtractor ? undefined : extractChunks });
   const site = (await app.sites.authenticate(BOOTSTRAP_KEY))!.site;
@@ -79,11 +89,12 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
       const auth = key === null ? {} : { authorization: `Bearer ${key ?? BOOTSTRAP_KEY}` };
       return app.inject({ ...rest, headers: { ...auth, ...headers } } as InjectOptions);
     },
-    addSite(name) {
-      const { site: created, key } = createSiteWithKey(app.database.db, name);
+    async addSite(name) {
+      const { site: created, key } = await app.sites.create(name);
       return { site: { id: created.id, name: created.name }, key };
     },
     get sqlite() {
+      if (config.database.kind !== 'sqlite') throw new Error('ctx.sqlite: this test app runs on PostgreSQL (skip the test with SQLITE_ONLY)');
       sqlite ??= new Database(path.join(dataDir, 'blog.db'));
       return sqlite;
     },
