@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { twinOf } from '../db/backend.js';
-import { isDatabaseBusy, isStorageFull, isStorageUnavailable } from '../errors.js';
+import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isStorageUnavailable } from '../errors.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
@@ -62,38 +62,19 @@ const WAIT_MESSAGES: Record<WaitReason, string> = {
   'storage-unavailable': 'knowledge indexing waits: the file store cannot be reached',
 };
 
-/** PostgreSQL's SQLSTATE, or Node's socket error code, of an error or of one of its causes (Drizzle wraps the driver's). */
-function causeCodes(error: unknown): string[] {
+/** PostgreSQL's SQLSTATEs of an error and of its causes (Drizzle wraps the driver's error in `cause`). */
+function sqlStates(error: unknown): string[] {
   const codes: string[] = [];
-  for (let e = error; e instanceof Error; e = e.cause) {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const { code } = e as { code?: unknown };
     if (typeof code === 'string') codes.push(code);
   }
   return codes;
 }
 
-const messagesOf = (error: unknown): string[] => {
-  const messages: string[] = [];
-  for (let e = error; e instanceof Error; e = e.cause) messages.push(e.message);
-  return messages;
-};
-
-const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-// node-postgres's own words for a connection lost or never made (its errors carry no code).
-const CONNECTION_LOST = /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/;
-
-/**
- * Why a PostgreSQL error is a condition of the database, not of the file: its disk full
- * (53100), a lock or serialization conflict, a server that shut down or cannot be reached.
- */
-function postgresWaitReason(error: unknown): WaitReason | null {
-  const codes = causeCodes(error);
-  if (codes.includes('53100')) return 'storage-full';
-  if (codes.some((code) => code === '40001' || code === '40P01' || code === '55P03')) return 'database-busy';
-  if (codes.some((code) => code.startsWith('08') || code.startsWith('57P') || SOCKET_ERRORS.has(code))) return 'database-unavailable';
-  if (messagesOf(error).some((message) => CONNECTION_LOST.test(message))) return 'database-unavailable';
-  return null;
-}
+/** PostgreSQL's disk full (53100), and its lock conflicts: a deadlock, a serialization failure, a lock not available. */
+const isPostgresDiskFull = (error: unknown) => sqlStates(error).includes('53100');
+const isPostgresConflict = (error: unknown) => sqlStates(error).some((code) => code === '40001' || code === '40P01' || code === '55P03');
 
 /** The file's work could not be done for a reason outside it (full disk, locked database, unreachable store): it waits. */
 class Postponed extends Error {
@@ -321,11 +302,11 @@ export class KnowledgeIndexer {
   }
 
   private classify(error: unknown): Postponed | null {
-    if (isStorageFull(error)) return new Postponed('storage-full', { cause: error });
-    if (isDatabaseBusy(error)) return new Postponed('database-busy', { cause: error });
+    if (isStorageFull(error) || isPostgresDiskFull(error)) return new Postponed('storage-full', { cause: error });
+    if (isDatabaseBusy(error) || isPostgresConflict(error)) return new Postponed('database-busy', { cause: error });
+    if (isDatabaseUnavailable(error)) return new Postponed('database-unavailable', { cause: error });
     if (isStorageUnavailable(error)) return new Postponed('storage-unavailable', { cause: error });
-    const reason = postgresWaitReason(error);
-    return reason ? new Postponed(reason, { cause: error }) : null;
+    return null;
   }
 
   private postpone(file: QueuedFile, postponed: Postponed): void {
