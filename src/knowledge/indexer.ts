@@ -304,8 +304,9 @@ export class KnowledgeIndexer {
   private classify(error: unknown): Postponed | null {
     if (isStorageFull(error) || isPostgresDiskFull(error)) return new Postponed('storage-full', { cause: error });
     if (isDatabaseBusy(error) || isPostgresConflict(error)) return new Postponed('database-busy', { cause: error });
-    if (isDatabaseUnavailable(error)) return new Postponed('database-unavailable', { cause: error });
+    // The store's error first: it carries its own network failure (ECONNREFUSED) as its cause.
     if (isStorageUnavailable(error)) return new Postponed('storage-unavailable', { cause: error });
+    if (isDatabaseUnavailable(error)) return new Postponed('database-unavailable', { cause: error });
     return null;
   }
 
