@@ -86,15 +86,18 @@ class Postponed extends Error {
 const DEFAULT_SMALL_FILE_BYTES = 128 * 1024;
 
 /**
- * Indexes uploaded files in the background: extract, chunk, write the chunks (their FTS5
- * rows follow by trigger), then mark the file `indexed` (or `failed` with a readable error).
- * A file's status turns `indexed` only after all its chunks are written, so a crash leaves
- * it `uploaded`, and `resumePending()` at start-up indexes it again from scratch.
+ * Indexes uploaded files in the background: extract, chunk, write the chunks, then mark the
+ * file `indexed` (or `failed` with a readable error), through the files store of the database
+ * in use (KnowledgeFiles on SQLite, in small transactions; PgKnowledgeFiles on PostgreSQL, in
+ * the transaction that marks the file). A file's status turns `indexed` only after all its
+ * chunks are written, so a crash leaves it `uploaded`, and `resumePending()` at start-up
+ * indexes it again from scratch.
  *
  * Sites take turns (round robin): a site that uploads a hundred files delays another site's
- * next file by one file, not a hundred. A full disk or a locked database never fails a file
- * nor ends the process: the file stays `uploaded`, indexing pauses with a growing backoff and
- * resumes by itself once a write succeeds again.
+ * next file by one file, not a hundred. A full disk, a locked database or one that cannot be
+ * reached, or a file store that does not answer never fails a file nor ends the process: the
+ * file stays `uploaded`, indexing pauses with a growing backoff and resumes by itself once a
+ * write succeeds again.
  */
 export class KnowledgeIndexer {
   /** Per site, files in upload order. */
@@ -232,8 +235,13 @@ export class KnowledgeIndexer {
 
   /** Starts queued files on free lanes: the general lanes take any file, the last lane small text files only. */
   private pump(): void {
-    // While waiting, `waiting` stays set (with its attempt count) until a file gets through.
-    if (this.closed || (this.waiting && Date.now() < this.waiting.retryAt)) return;
+    if (this.closed) return;
+    // While waiting, `waiting` stays set (with its attempt count) until a file gets through. A
+    // timer may fire a millisecond before the clock reaches retryAt: it is set again for the rest.
+    if (this.waiting && Date.now() < this.waiting.retryAt) {
+      if (!this.retryTimer) this.retryAfter(this.waiting.retryAt - Date.now());
+      return;
+    }
     this.lanes.forEach((lane, index) => {
       if (lane) return;
       const file = this.takeNext(index >= this.generalLanes);
@@ -331,6 +339,10 @@ export class KnowledgeIndexer {
       WAIT_MESSAGES[postponed.reason],
     );
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryAfter(delay);
+  }
+
+  private retryAfter(delay: number): void {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.pump();
