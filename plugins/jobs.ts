@@ -1,17 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { twinOf } from '../src/db/backend.js';
-import { PostService } from '../src/posts/service.js';
+import type { Executor } from '../src/db/client.js';
+import type { PgExecutor } from '../src/db/postgres.js';
 import { PostWriter } from '../src/generation/writer.js';
-import { JobLoop, type Clock, type JobHandler } from '../src/jobs/loop.js';
+import { JobLoop, type Clock, type JobHandler, type JobLoopOptions } from '../src/jobs/loop.js';
+import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
+import { PgPostStore } from '../src/posts/pg-store.js';
+import { PostService } from '../src/posts/service.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WEBHOOK_DELIVERY } from '../src/webhooks/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    jobs: JobLoop;
+    /** The generation loop, over SQLite's queue or PostgreSQL's (narrow it with loopOver to listen to it). */
+    jobs: JobLoop<Executor> | JobLoop<PgExecutor>;
     tasks: TaskService;
     /** Writes a grounded post now (the generate endpoint); batch tasks write theirs through the loop. */
     writer: PostWriter;
@@ -24,22 +29,19 @@ export interface JobsPluginOptions {
   clock?: Clock;
   random?: () => number;
   backoffBaseMs?: number;
-  /** Kinds of job besides post generation (tests add their own). */
-  handlers?: JobHandler<never>[];
+  /** Kinds of job besides post generation (tests add their own), for the database in use. */
+  handlers?: JobHandler<never, any, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /**
  * Generation: the job queue and its loop (started with the server, stopped gracefully before
- * the database closes), batch tasks on top of it, and the writer of the generate endpoint.
+ * the database closes), batch tasks on top of it, and the writer of the generate endpoint;
+ * over SQLite's queue or PostgreSQL's, as the database in use.
  */
 export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
-    const { config } = app;
-    // Webhook deliveries run in their own loop (plugins/webhooks.ts): never behind a generation, nor in its slots.
-    const queue = new JobQueue(app.database.db, { except: [WEBHOOK_DELIVERY] });
-    const deps = { knowledge: app.knowledge, generator: app.generator, posts: twinOf(app.posts, PostService) };
-    const handlers = [generatePostHandler(deps), ...(opts.handlers ?? [])];
-    const loop = new JobLoop(queue, handlers, {
+    const { config, backend } = app;
+    const options: JobLoopOptions = {
       pollMs: config.jobPollMs,
       concurrency: config.jobConcurrency,
       leaseMs: config.jobLeaseMs,
@@ -48,10 +50,28 @@ export default fp(
       clock: opts.clock,
       random: opts.random,
       log: app.log,
-    });
-    app.decorate('jobs', loop);
+    };
+    // Webhook deliveries run in their own loop (plugins/webhooks.ts): never behind a generation, nor in its slots.
+    const scope = { except: [WEBHOOK_DELIVERY] };
+    const grounding = { knowledge: app.knowledge, generator: app.generator };
+    let loop: JobLoop<Executor> | JobLoop<PgExecutor>;
+    let queue: JobQueue | PgJobQueue;
+    if (backend.kind === 'sqlite') {
+      const sqliteQueue = new JobQueue(backend.sqlite.db, scope);
+      const posts = twinOf(app.posts, PostService);
+      // One server per DATA_DIR (its lock): jobs left running were left by a process that is gone.
+      loop = new JobLoop(sqliteQueue, [generatePostHandler({ ...grounding, posts }), ...(opts.handlers ?? [])], { ...options, releaseAllAtStart: true });
+      queue = sqliteQueue;
+    } else {
+      const pgQueue = new PgJobQueue(backend.postgres.db, scope);
+      const posts = twinOf(app.posts, PgPostStore);
+      // Other instances may share the database: their running jobs are alive; a dead one's leases expire.
+      loop = new JobLoop(pgQueue, [generatePostHandler<PgExecutor>({ ...grounding, posts }), ...(opts.handlers ?? [])], { ...options, releaseAllAtStart: false });
+      queue = pgQueue;
+    }
+    app.decorate<JobLoop<Executor> | JobLoop<PgExecutor>>('jobs', loop);
     app.decorate('tasks', new TaskService(queue, app.knowledge, app.generator, config.jobMaxAttempts));
-    app.decorate('writer', new PostWriter(deps));
+    app.decorate('writer', new PostWriter({ ...grounding, posts: app.posts }));
     app.readiness.watchJobs(() => loop.status());
     // Not before listening: a process that fails to bind its port must not have claimed tasks.
     // start() never throws: a locked database makes it retry (and /ready say `starting`).

@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { WEBHOOK_RETRY_WINDOW_MS, WEBHOOK_EVENTS } from '../src/limits.js';
 import { forbiddenReason } from '../src/webhooks/address.js';
 import { parseRetryAfter, sendWebhook, verdictFor } from '../src/webhooks/sender.js';
+import { WebhookService } from '../src/webhooks/service.js';
 import type { JobOutcome } from '../src/jobs/loop.js';
 import type { JobRow } from '../src/jobs/queue.js';
 import type { AppGenerator } from '../src/generation/service.js';
@@ -371,10 +372,11 @@ t.test('knowledge events: what the indexer tells, in its transaction, is deliver
     createdAt: now,
     updatedAt: now,
   };
+  const webhooks = twinOf(ctx.app.webhooks, WebhookService);
   ctx.app.database.db.transaction((tx) => {
-    ctx.app.webhooks.knowledgeSettled(tx, file);
-    ctx.app.webhooks.knowledgeSettled(tx, { ...file, status: 'failed', error: 'No text found' });
-    ctx.app.webhooks.knowledgeSettled(tx, { ...file, status: 'uploaded' });
+    webhooks.knowledgeSettled(tx, file);
+    webhooks.knowledgeSettled(tx, { ...file, status: 'failed', error: 'No text found' });
+    webhooks.knowledgeSettled(tx, { ...file, status: 'uploaded' });
   });
   const receipts = await receiver.received(2);
   const events = receipts.map((r) => verify(hook.secret, r));
@@ -401,7 +403,7 @@ t.test('the outbox commits with the change: a rolled-back change queues nothing'
 t.test('task listener ignores other kinds', async (t) => {
   const ctx = await buildTestApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' }, { jobs: { autoStart: false } });
   await createWebhook(ctx, { url: 'http://127.0.0.1:9/', events: ['task.succeeded'] });
-  ctx.app.database.db.transaction((tx) => ctx.app.webhooks.taskSettled(tx, { kind: 'something-else', siteId: ctx.site.id } as JobRow, { status: 'succeeded', result: null } as JobOutcome));
+  ctx.app.database.db.transaction((tx) => twinOf(ctx.app.webhooks, WebhookService).taskSettled(tx, { kind: 'something-else', siteId: ctx.site.id } as JobRow, { status: 'succeeded', result: null } as JobOutcome));
   t.equal((ctx.sqlite.prepare('select count(*) as n from webhook_deliveries').get() as { n: number }).n, 0);
 });
 

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/client.js';
-import { isDatabaseBusy, isStorageFull, isTransientStorageError } from '../errors.js';
-import type { Job, JobQueue, JobRow } from './queue.js';
+import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isTransientStorageError } from '../errors.js';
+import { isPromise, then, type MaybePromise } from '../maybe.js';
+import type { Job, JobRow } from './queue-common.js';
+
+export type { MaybePromise };
 
 export interface Clock {
   now(): number;
@@ -14,26 +17,62 @@ export const systemClock: Clock = { now: () => Date.now() };
  * transaction and may be cancelled through `signal`; `complete` commits its effect in the
  * transaction that marks the job succeeded, and returns what the job keeps as its result.
  * An error with `permanent: true` fails the job at once instead of retrying it.
+ *
+ * `Tx` is the transaction of the queue the loop runs over: SQLite's (Executor), whose
+ * transactions are synchronous, so `complete` answers at once; or PostgreSQL's (PgExecutor),
+ * where it may answer a promise.
  */
-export interface JobHandler<Payload = never, Result = unknown> {
+export interface JobHandler<Payload = never, Result = unknown, Tx = Executor> {
   readonly kind: string;
   run(payload: Payload, signal: AbortSignal, job: Job<Payload>): Promise<Result>;
-  /** Returns what the job keeps as its result (JSON). */
-  complete(tx: Executor, result: Result, job: Job<Payload>): unknown;
+  /** Returns what the job keeps as its result (JSON): at once on SQLite, maybe a promise of it on PostgreSQL. */
+  complete(tx: Tx, result: Result, job: Job<Payload>): MaybePromise<unknown>;
 }
 
 /** How a job ended for good: told to settle listeners inside the transaction that records it. */
 export type JobOutcome = { status: 'succeeded'; result: unknown } | { status: 'failed'; error: string };
-export type JobSettledListener = (tx: Executor, job: JobRow, outcome: JobOutcome) => void;
+/** Runs inside the transaction that records a job's outcome: synchronously on SQLite, maybe not on PostgreSQL. */
+export type JobSettledListener<Tx = Executor> = (tx: Tx, job: JobRow, outcome: JobOutcome) => MaybePromise<void>;
+
+/**
+ * What the loop needs of a queue: JobQueue (SQLite, queue.ts) answers at once, PgJobQueue
+ * (PostgreSQL, pg-queue.ts) answers promises. `succeed` and `fail` run the loop's callback
+ * inside their transaction: on SQLite that callback answers at once (a better-sqlite3
+ * transaction cannot span an await), and JobQueue refuses one that answers a promise.
+ */
+export interface LoopQueue<Tx> {
+  claim(owner: string, limit: number, now: number, leaseMs: number): MaybePromise<JobRow[]>;
+  heartbeat(owner: string, jobIds: readonly string[], now: number, leaseMs: number): MaybePromise<void>;
+  release(now: number, expiredBefore: number | null, reason: string): MaybePromise<number>;
+  giveBack(owner: string, jobId: string, now: number): MaybePromise<void>;
+  succeed(owner: string, jobId: string, now: number, commit: (tx: Tx) => MaybePromise<unknown>): MaybePromise<boolean>;
+  defer(owner: string, jobId: string, message: string, runAfter: number, now: number): MaybePromise<boolean>;
+  fail(
+    owner: string,
+    job: JobRow,
+    message: string,
+    permanent: boolean,
+    retryAt: number,
+    now: number,
+    onFailed?: (tx: Tx) => MaybePromise<unknown>,
+  ): MaybePromise<'retry' | 'failed' | 'lease lost'>;
+}
 
 // Handlers of every kind sit in one map; each sees only payloads of its own kind.
-type AnyHandler = JobHandler<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type AnyHandler<Tx> = JobHandler<any, any, Tx>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface JobLoopOptions {
   pollMs: number;
   concurrency: number;
   leaseMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * At start, return every running job to pending at once (default true): right where no other
+   * process can be running jobs of this database (SQLite, whose DATA_DIR lock keeps one server
+   * to it). Never where several instances share the database (PostgreSQL): their running jobs
+   * are alive; what a dead instance left is reclaimed when its leases expire, by every poll.
+   */
+  releaseAllAtStart?: boolean;
   /** First retry delay; each further attempt doubles it (capped), with jitter. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
@@ -56,9 +95,26 @@ export const WAIT_CEILING_MS = 15 * 60_000;
 export const STORAGE_WAIT_CEILING_MS = 60_000;
 
 /**
+ * The longest the loop waits between two tries while the database server cannot be reached: a
+ * refused connection costs nothing to try, and work resumes within seconds of its return.
+ */
+export const UNREACHABLE_WAIT_CEILING_MS = 10_000;
+
+/** Why the loop claims nothing for now. */
+export type JobLoopWaitReason = 'storage-full' | 'database-busy' | 'database-unavailable' | 'error';
+
+const WAIT_REASONS: Record<JobLoopWaitReason, string> = {
+  'storage-full': 'the disk is full',
+  'database-busy': 'the database is locked',
+  'database-unavailable': 'the database cannot be reached',
+  error: 'an error',
+};
+
+/**
  * `stopped`: not started (or stopped); `starting`: its start failed (the database was locked,
  * say) and is retried; `running`; `waiting`: running, but claiming nothing until the disk has
- * space or the database is unlocked again; `stopping`: claims nothing more, finishing its jobs.
+ * space or the database is unlocked or reachable again; `stopping`: claims nothing more,
+ * finishing its jobs.
  */
 export type JobLoopState = 'stopped' | 'starting' | 'running' | 'waiting' | 'stopping';
 
@@ -66,36 +122,44 @@ export interface JobLoopStatus {
   state: JobLoopState;
   active: number;
   /** Why the loop waits (or retries its start), and when it tries again. */
-  waiting: { reason: 'storage-full' | 'database-busy' | 'error'; retryAt: Date; message: string } | null;
+  waiting: { reason: JobLoopWaitReason; retryAt: Date; message: string } | null;
 }
 
 /**
  * The in-process job loop: polls for due jobs, claims them atomically up to the concurrency
  * limit, runs each with its kind's handler, keeps their leases alive, and retries failures
- * with exponential backoff and jitter.
+ * with exponential backoff and jitter. It runs over SQLite's queue, whose answers come at once
+ * (and its effects commit in synchronous transactions), or PostgreSQL's, whose answers are
+ * promises; `Tx` is the queue's transaction, which handlers and settle listeners write in.
  */
-export class JobLoop {
+export class JobLoop<Tx = Executor> {
   readonly owner = `worker-${randomUUID()}`;
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private timer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
+  /** Claims under way outside a tick (refills), and the slots they may fill. */
+  private readonly fills = new Set<Promise<void>>();
+  private claiming = 0;
   private stopping = false;
   private started = false;
   private startTimer: NodeJS.Timeout | null = null;
-  /** Set while the disk is full or the database locked (or the start failed): nothing is claimed before `retryAt`. */
-  private blocked: { reason: 'storage-full' | 'database-busy' | 'error'; retryAt: number; attempt: number; message: string } | null = null;
+  /** Set while an asynchronous start (PostgreSQL's release) is under way. */
+  private startPending = false;
+  /** Set while the disk is full or the database locked or away (or the start failed): nothing is claimed before `retryAt`. */
+  private blocked: { reason: JobLoopWaitReason; retryAt: number; attempt: number; message: string } | null = null;
   /** Jobs whose outcome could not be saved (full disk): given back to pending once writes work again. */
   private readonly heldBack = new Set<string>();
   private readonly clock: Clock;
   private readonly random: () => number;
 
-  private readonly handlers = new Map<string, AnyHandler>();
-  private readonly settledListeners: JobSettledListener[] = [];
+  private readonly handlers = new Map<string, AnyHandler<Tx>>();
+  private readonly settledListeners: JobSettledListener<Tx>[] = [];
 
   constructor(
-    private readonly queue: JobQueue,
-    handlers: readonly AnyHandler[],
+    /** The queue it runs over (see `loopOver`). */
+    readonly queue: LoopQueue<Tx>,
+    handlers: readonly AnyHandler<Tx>[],
     private readonly options: JobLoopOptions,
   ) {
     this.clock = options.clock ?? systemClock;
@@ -104,40 +168,75 @@ export class JobLoop {
   }
 
   /** Calls `listener` inside the transaction in which any job succeeds or fails for good. */
-  onSettled(listener: JobSettledListener): void {
+  onSettled(listener: JobSettledListener<Tx>): void {
     this.settledListeners.push(listener);
   }
 
-  private settled(tx: Executor, job: JobRow, outcome: JobOutcome): void {
-    for (const listener of this.settledListeners) listener(tx, job, outcome);
+  /** Tells the listeners, one after the other; at once while each answers at once (SQLite). */
+  private settled(tx: Tx, job: JobRow, outcome: JobOutcome): MaybePromise<void> {
+    const listeners = this.settledListeners;
+    const from = (first: number): MaybePromise<void> => {
+      for (let i = first; i < listeners.length; i++) {
+        const answer = listeners[i]!(tx, job, outcome);
+        if (isPromise(answer)) return answer.then(() => from(i + 1));
+      }
+    };
+    return from(0);
+  }
+
+  /** What commits with a job's success: its effect, then the listeners; returns the job's result. */
+  private commitSuccess(tx: Tx, handler: AnyHandler<Tx>, result: unknown, job: JobRow): MaybePromise<unknown> {
+    return then(handler.complete(tx, result, job), (recorded) => then(this.settled(tx, job, { status: 'succeeded', result: recorded }), () => recorded));
   }
 
   /** Adds the handler of a kind of job; a kind has one handler. */
-  register(handler: AnyHandler): void {
+  register(handler: AnyHandler<Tx>): void {
     if (this.handlers.has(handler.kind)) throw new Error(`A handler for job kind "${handler.kind}" is already registered`);
     this.handlers.set(handler.kind, handler);
   }
 
   /**
-   * Starts polling. Tasks an earlier process of this database left running (it crashed) go
-   * back to pending at once rather than when their lease would run out. Never throws: when
-   * that first write fails (a database locked by another program, a full disk), the start
-   * is retried with a growing delay and `status()` says `starting` meanwhile.
+   * Starts polling. With `releaseAllAtStart`, tasks an earlier process of this database left
+   * running (it crashed) go back to pending at once rather than when their lease would run
+   * out. Never throws: when that first write fails (a database locked by another program, a
+   * full disk), the start is retried with a growing delay and `status()` says `starting`
+   * meanwhile. Without it, nothing is written at start: a database that cannot be reached
+   * makes the first polls wait (`waiting`), not the start.
    */
   start(): void {
-    if (this.started || this.stopping) return;
+    if (this.started || this.stopping || this.startPending) return;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.startTimer = null;
+    if (!(this.options.releaseAllAtStart ?? true)) return this.begin(0);
+    let released: MaybePromise<number>;
     try {
-      const released = this.queue.release(this.clock.now(), null, 'Interrupted: the service stopped while the job ran');
-      if (released > 0) this.options.log.warn({ jobs: released }, 'returned jobs left running by an earlier process');
+      released = this.queue.release(this.clock.now(), null, 'Interrupted: the service stopped while the job ran');
     } catch (error) {
-      const delay = this.block(error);
-      this.options.log.warn({ err: error, retryInMs: delay }, 'job loop could not start; retrying');
-      this.startTimer = setTimeout(() => this.start(), delay);
-      this.startTimer.unref();
-      return;
+      return this.retryStart(error);
     }
+    if (!isPromise(released)) return this.begin(released);
+    this.startPending = true;
+    released.then(
+      (count) => {
+        this.startPending = false;
+        if (!this.stopping) this.begin(count);
+      },
+      (error) => {
+        this.startPending = false;
+        if (!this.stopping) this.retryStart(error);
+      },
+    );
+  }
+
+  private retryStart(error: unknown): void {
+    const delay = this.block(error);
+    this.options.log.warn({ err: error, retryInMs: delay }, 'job loop could not start; retrying');
+    this.startTimer = setTimeout(() => this.start(), delay);
+    this.startTimer.unref();
+  }
+
+  private begin(released: number): void {
+    if (released > 0) this.options.log.warn({ jobs: released }, 'returned jobs left running by an earlier process');
     this.started = true;
     this.blocked = null;
     // Ticks also renew leases, so they must come well within a lease.
@@ -155,7 +254,7 @@ export class JobLoop {
     const blocked = this.blocked;
     let state: JobLoopState;
     if (this.stopping) state = 'stopping';
-    else if (!this.started) state = this.startTimer ? 'starting' : 'stopped';
+    else if (!this.started) state = this.startTimer || this.startPending ? 'starting' : 'stopped';
     else state = blocked ? 'waiting' : 'running';
     return {
       state,
@@ -185,7 +284,7 @@ export class JobLoop {
       .catch((error) => {
         if (isTransientStorageError(error)) {
           const delay = this.block(error);
-          this.options.log.warn({ err: error, retryInMs: delay }, isStorageFull(error) ? 'job loop waits: the disk is full' : 'job loop waits: the database is locked');
+          this.options.log.warn({ err: error, retryInMs: delay }, `job loop waits: ${WAIT_REASONS[this.blocked!.reason]}`);
         } else {
           this.options.log.error({ err: error }, 'job loop poll failed');
         }
@@ -196,35 +295,52 @@ export class JobLoop {
 
   /** Records why the loop cannot write, and returns how long it waits before trying again. */
   private block(error: unknown): number {
-    const reason = isStorageFull(error) ? 'storage-full' : isDatabaseBusy(error) ? 'database-busy' : 'error';
+    const reason: JobLoopWaitReason = isStorageFull(error)
+      ? 'storage-full'
+      : isDatabaseBusy(error)
+        ? 'database-busy'
+        : isDatabaseUnavailable(error)
+          ? 'database-unavailable'
+          : 'error';
     const attempt = (this.blocked?.attempt ?? 0) + 1;
-    const delay = this.backoffMs(attempt, STORAGE_WAIT_CEILING_MS);
+    const delay = this.backoffMs(attempt, reason === 'database-unavailable' ? UNREACHABLE_WAIT_CEILING_MS : STORAGE_WAIT_CEILING_MS);
     const message = error instanceof Error ? error.message : String(error);
     this.blocked = { reason, retryAt: this.clock.now() + delay, attempt, message };
     return delay;
   }
 
-  private poll(): void {
+  private async poll(): Promise<void> {
     if (this.stopping) return;
     const now = this.clock.now();
-    if (this.blocked && now < this.blocked.retryAt) return;
+    const blocked = this.blocked;
+    if (blocked && now < blocked.retryAt) return;
     // Outcomes that could not be saved go back first: their jobs run again later.
     for (const id of this.heldBack) {
-      this.queue.giveBack(this.owner, id, now);
+      await this.queue.giveBack(this.owner, id, now);
       this.heldBack.delete(id);
     }
-    if (this.running.size) this.queue.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
-    const reclaimed = this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
+    if (this.running.size) await this.queue.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
+    const reclaimed = await this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
     if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'reclaimed jobs with expired leases');
-    this.fillSlots(now);
-    if (this.blocked) {
-      this.options.log.info({ after: this.blocked.reason }, 'job loop resumed');
+    await this.fillSlots(now);
+    // Unless a job's outcome found the database away meanwhile (PostgreSQL's writes interleave).
+    if (blocked && this.blocked === blocked) {
+      this.options.log.info({ after: blocked.reason }, 'job loop resumed');
       this.blocked = null;
     }
   }
 
-  private fillSlots(now: number): void {
-    for (const job of this.queue.claim(this.owner, this.options.concurrency - this.running.size, now, this.options.leaseMs)) this.launch(job);
+  /** Claims for the free slots, not counting those a claim under way may fill. */
+  private async fillSlots(now: number): Promise<void> {
+    const limit = this.options.concurrency - this.running.size - this.claiming;
+    if (limit <= 0) return;
+    this.claiming += limit;
+    try {
+      const claimed = await this.queue.claim(this.owner, limit, now, this.options.leaseMs);
+      for (const job of claimed) this.launch(job);
+    } finally {
+      this.claiming -= limit;
+    }
   }
 
   /**
@@ -238,12 +354,13 @@ export class JobLoop {
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.stopping) return;
-      try {
-        this.fillSlots(this.clock.now());
-      } catch (error) {
-        if (isTransientStorageError(error)) this.block(error);
-        else this.options.log.error({ err: error }, 'job loop refill failed');
-      }
+      const fill = this.fillSlots(this.clock.now())
+        .catch((error) => {
+          if (isTransientStorageError(error)) this.block(error);
+          else this.options.log.error({ err: error }, 'job loop refill failed');
+        })
+        .finally(() => this.fills.delete(fill));
+      this.fills.add(fill);
     }, REFILL_DELAY_MS);
   }
 
@@ -258,7 +375,7 @@ export class JobLoop {
 
   /** Runs a job and records its outcome; never rejects. */
   private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
-    let handler: AnyHandler | undefined;
+    let handler: AnyHandler<Tx> | undefined;
     let result: unknown;
     try {
       handler = this.handlers.get(job.kind);
@@ -269,31 +386,27 @@ export class JobLoop {
       return this.record(job, () => this.recordFailure(job, error));
     }
     if (signal.aborted) return; // shutting down: stop() gives the job back
-    await this.record(job, () => {
-      const held = this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => {
-        const recorded = handler!.complete(tx, result, job);
-        this.settled(tx, job, { status: 'succeeded', result: recorded });
-        return recorded;
-      });
+    await this.record(job, async () => {
+      const held = await this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => this.commitSuccess(tx, handler!, result, job));
       if (held) this.options.log.info({ jobId: job.id, kind: job.kind }, 'job succeeded');
       else this.options.log.warn({ jobId: job.id, kind: job.kind }, 'job finished after losing its lease; its result was discarded');
     });
   }
 
   /**
-   * Saves an outcome. A full disk or a locked database is nobody's fault: the outcome (a post
-   * included) is dropped whole, since it commits in one transaction, the job is given back to
-   * pending once writes work again, and the loop waits; a job never stays `running` for it,
-   * and the process never ends for it.
+   * Saves an outcome. A full disk, a locked database or one that cannot be reached is nobody's
+   * fault: the outcome (a post included) is dropped whole, since it commits in one
+   * transaction, the job is given back to pending once writes work again, and the loop waits;
+   * a job never stays `running` for it, and the process never ends for it.
    */
-  private async record(job: JobRow, save: () => void): Promise<void> {
+  private async record(job: JobRow, save: () => MaybePromise<void>): Promise<void> {
     try {
-      save();
+      await save();
     } catch (saveError) {
       let error = saveError;
       if (!isTransientStorageError(error)) {
         try {
-          this.recordFailure(job, error);
+          await this.recordFailure(job, error);
           return;
         } catch (again) {
           if (!isTransientStorageError(again)) {
@@ -307,20 +420,20 @@ export class JobLoop {
       const delay = this.block(error);
       this.options.log.warn(
         { err: error, jobId: job.id, kind: job.kind, retryInMs: delay },
-        isStorageFull(error) ? 'job outcome not saved: the disk is full; the job goes back to pending' : 'job outcome not saved: the database is locked; the job goes back to pending',
+        `job outcome not saved: ${WAIT_REASONS[this.blocked!.reason]}; the job goes back to pending`,
       );
     }
   }
 
-  private recordFailure(job: JobRow, error: unknown): void {
+  private async recordFailure(job: JobRow, error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
     if (isUnavailable(error)) {
       const delay = this.backoffMs(job.waits + 1, WAIT_CEILING_MS);
-      const held = this.queue.defer(this.owner, job.id, message, this.clock.now() + delay, this.clock.now());
+      const held = await this.queue.defer(this.owner, job.id, message, this.clock.now() + delay, this.clock.now());
       this.options.log.warn({ jobId: job.id, kind: job.kind, waits: job.waits + 1, delayMs: delay, held, reason: message }, 'job waits for an unavailable dependency');
       return;
     }
-    const outcome = this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now(), (tx) =>
+    const outcome = await this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now(), (tx) =>
       this.settled(tx, job, { status: 'failed', error: message }),
     );
     this.options.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, outcome, reason: message }, 'job attempt failed');
@@ -335,8 +448,9 @@ export class JobLoop {
 
   /** Resolves when no job is running (tests and benchmarks wait on states, not on sleeps). */
   async whenIdle(): Promise<void> {
-    while (this.ticking || this.running.size) {
+    while (this.ticking || this.fills.size || this.running.size) {
       await this.ticking;
+      await Promise.all(this.fills);
       await Promise.all([...this.running.values()].map((r) => r.done));
     }
   }
@@ -348,6 +462,7 @@ export class JobLoop {
   async stop(): Promise<void> {
     this.stopClaiming();
     await this.ticking;
+    await Promise.all(this.fills);
     const all = [...this.running.values()].map((r) => r.done);
     let timeout: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs)));
@@ -356,22 +471,33 @@ export class JobLoop {
     if (result === 'timeout') {
       const unfinished = [...this.running.keys()];
       for (const { controller } of this.running.values()) controller.abort(new Error('service shutting down'));
-      this.giveBackAll(unfinished);
+      await this.giveBackAll(unfinished);
       this.options.log.warn({ jobs: unfinished.length }, 'returned unfinished jobs to pending at shutdown');
       await Promise.allSettled(all);
     }
-    this.giveBackAll([...this.heldBack]);
+    await this.giveBackAll([...this.heldBack]);
   }
 
-  /** Best effort at shutdown: what cannot be written now, the next start returns to pending. */
-  private giveBackAll(ids: readonly string[]): void {
-    for (const id of ids) {
-      try {
-        this.queue.giveBack(this.owner, id, this.clock.now());
-        this.heldBack.delete(id);
-      } catch (error) {
-        this.options.log.warn({ err: error, jobId: id }, 'could not return a job to pending at shutdown; the next start will');
-      }
-    }
+  /** Best effort at shutdown: what cannot be written now, the next start (or an expired lease) returns to pending. */
+  private async giveBackAll(ids: readonly string[]): Promise<void> {
+    await Promise.all(
+      ids.map(async (id) => {
+        try {
+          await this.queue.giveBack(this.owner, id, this.clock.now());
+          this.heldBack.delete(id);
+        } catch (error) {
+          this.options.log.warn({ err: error, jobId: id }, 'could not return a job to pending at shutdown; the next start will');
+        }
+      }),
+    );
   }
+}
+
+/**
+ * `loop` as the loop over `Queue` it must be on the database in use (runtime-checked, like
+ * twinOf): plugins that listen to another plugin's loop narrow its decoration with it.
+ */
+export function loopOver<Tx>(loop: JobLoop<any>, Queue: abstract new (...args: never[]) => LoopQueue<Tx>): JobLoop<Tx> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (!(loop.queue instanceof Queue)) throw new Error(`Expected a job loop over a ${Queue.name} on this database (a plugin built the other database's twin)`);
+  return loop as JobLoop<Tx>;
 }

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, inArray, lt, lte, sql, type Column, type SQL
 import type { PgExecutor } from '../db/postgres.js';
 import { jobs } from '../db/pg-schema.js';
 import { conflict, notFound } from '../errors.js';
+import type { MaybePromise } from '../maybe.js';
 import { paginateAsync, type Page } from '../pagination.js';
 import { byClaimOrder, isFinalFailure, kindInScope, newJobRows, noAttemptsLeft, noLease, type JobListQuery, type JobRow, type JobScope, type NewJob } from './queue-common.js';
 
@@ -185,7 +186,7 @@ export class PgJobQueue {
    * The job's row stays locked until the transaction ends, so its lease cannot be released
    * or its job claimed again while the effect commits.
    */
-  succeed(owner: string, jobId: string, now: number, commit: (tx: PgExecutor) => Promise<unknown>): Promise<boolean> {
+  succeed(owner: string, jobId: string, now: number, commit: (tx: PgExecutor) => MaybePromise<unknown>): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const [held] = await tx.select({ id: jobs.id }).from(jobs).where(this.heldBy(owner, jobId)).for('update');
       if (!held) return false;
@@ -230,7 +231,7 @@ export class PgJobQueue {
     permanent: boolean,
     retryAt: number,
     now: number,
-    onFailed?: (tx: PgExecutor) => Promise<unknown>,
+    onFailed?: (tx: PgExecutor) => MaybePromise<unknown>,
   ): Promise<'retry' | 'failed' | 'lease lost'> {
     const final = isFinalFailure(job, permanent);
     return this.db.transaction(async (tx) => {

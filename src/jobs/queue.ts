@@ -2,12 +2,26 @@ import { and, asc, count, desc, eq, inArray, lt, lte, sql, type SQL } from 'driz
 import { WRITE_TRANSACTION, type Executor } from '../db/client.js';
 import { jobs } from '../db/schema.js';
 import { conflict, notFound } from '../errors.js';
+import { isPromise } from '../maybe.js';
 import { paginate, type Page } from '../pagination.js';
 import { byClaimOrder, isFinalFailure, kindInScope, newJobRows, noAttemptsLeft, noLease, type JobListQuery, type JobRow, type JobScope, type NewJob } from './queue-common.js';
 
 export type { Job, JobListQuery, JobRow, JobScope, NewJob } from './queue-common.js';
 
 const p = (name: string) => sql.placeholder(name);
+
+/**
+ * What runs inside one of this queue's transactions answers at once: better-sqlite3 commits when
+ * the callback returns, so a promise would be work left outside the transaction. A bug: refused,
+ * and the transaction rolled back.
+ */
+function atOnce<T>(answer: T): T {
+  if (isPromise(answer)) {
+    answer.catch(() => {}); // refused below; its own failure would add nothing
+    throw new TypeError('A job handler or settle listener answered a promise inside a SQLite transaction, which must be synchronous');
+  }
+  return answer;
+}
 
 /**
  * The job queue's mechanics, for every kind alike: enqueue, claim, lease, heartbeat, give-back,
@@ -195,7 +209,8 @@ export class JobQueue {
   /**
    * Commits a job's effect and its success in one transaction, only while this worker still
    * holds the job: a job's effect therefore happens at most once, even if it ran twice.
-   * `commit` returns what the job's record keeps as its result. False when the lease was lost.
+   * `commit` returns what the job's record keeps as its result, at once (never a promise).
+   * False when the lease was lost.
    */
   succeed(owner: string, jobId: string, now: number, commit: (tx: Executor) => unknown): boolean {
     return this.db.transaction((tx) => {
@@ -205,7 +220,7 @@ export class JobQueue {
         .where(and(eq(jobs.id, jobId), eq(jobs.leaseOwner, owner), eq(jobs.status, 'running')))
         .get();
       if (!held) return false;
-      const result = commit(tx);
+      const result = atOnce(commit(tx));
       tx.update(jobs)
         .set({ status: 'succeeded', result, finishedAt: new Date(now), updatedAt: new Date(now), lastError: null, ...noLease })
         .where(eq(jobs.id, jobId))
@@ -224,7 +239,7 @@ export class JobQueue {
 
   /**
    * Records a failed attempt: retried at `retryAt`, or failed for good when permanent or out of
-   * attempts (then `onFailed` runs in the same transaction).
+   * attempts (then `onFailed` runs in the same transaction, and answers at once).
    */
   fail(
     owner: string,
@@ -233,7 +248,7 @@ export class JobQueue {
     permanent: boolean,
     retryAt: number,
     now: number,
-    onFailed?: (tx: Executor) => void,
+    onFailed?: (tx: Executor) => unknown,
   ): 'retry' | 'failed' | 'lease lost' {
     const final = isFinalFailure(job, permanent);
     return this.db.transaction((tx) => {
@@ -247,7 +262,7 @@ export class JobQueue {
         now,
       });
       if (changes === 0) return 'lease lost';
-      if (final) onFailed?.(tx);
+      if (final) atOnce(onFailed?.(tx));
       return final ? 'failed' : 'retry';
     });
   }

@@ -1,6 +1,8 @@
+import type { Executor } from '../db/client.js';
 import { writeGroundedPost, type GroundedPost, type GroundingDeps } from '../generation/grounded.js';
 import type { JobHandler } from '../jobs/loop.js';
-import type { PostService } from '../posts/service.js';
+import { then, type MaybePromise } from '../maybe.js';
+import type { PostInput, PostOrigin, PostRow } from '../posts/service.js';
 import { postStateFor, type TaskParams } from './batch.js';
 
 export const GENERATE_POST = 'generate-post';
@@ -18,18 +20,26 @@ export interface GeneratePostResult {
 }
 
 /**
+ * Where a task's post goes: PostService (SQLite, inserting at once in its synchronous
+ * transaction) or PgPostStore (PostgreSQL, answering a promise), inside the caller's transaction.
+ */
+export interface PostInserter<Tx> {
+  insert(tx: Tx, siteId: string, input: PostInput, origin: PostOrigin): MaybePromise<PostRow>;
+}
+
+/**
  * A batch task: write the post with the same generator as the generate endpoint, then insert
  * it in the transaction that marks the task succeeded (the post's `sourceTaskId` is unique, so
  * a task never makes two posts).
  */
-export function generatePostHandler(deps: GroundingDeps & { posts: Pick<PostService, 'insert'> }): JobHandler<GeneratePostPayload, GroundedPost> {
+export function generatePostHandler<Tx = Executor>(deps: GroundingDeps & { posts: PostInserter<Tx> }): JobHandler<GeneratePostPayload, GroundedPost, Tx> {
   return {
     kind: GENERATE_POST,
     run: ({ topic, params }, signal, job) => writeGroundedPost(deps, job.siteId, { ...params, topic }, signal),
     complete(tx, { result, missingFileIds }, job) {
       const { params } = job.payload;
       const generated = result.post;
-      const post = deps.posts.insert(
+      const inserted = deps.posts.insert(
         tx,
         job.siteId,
         {
@@ -43,7 +53,7 @@ export function generatePostHandler(deps: GroundingDeps & { posts: Pick<PostServ
         },
         { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
       );
-      return { postId: post.id, missingFileIds } satisfies GeneratePostResult;
+      return then(inserted, (post): GeneratePostResult => ({ postId: post.id, missingFileIds }));
     },
   };
 }

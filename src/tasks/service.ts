@@ -3,6 +3,7 @@ import type { AppGenerator } from '../generation/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobStatus } from '../limits.js';
 import type { Page } from '../pagination.js';
+import type { PgJobQueue } from '../jobs/pg-queue.js';
 import type { Job, JobQueue, JobRow } from '../jobs/queue.js';
 import { planBatch, requestedFileIds, type BatchRequest } from './batch.js';
 import { GENERATE_POST, type GeneratePostPayload, type GeneratePostResult } from './generate-post.js';
@@ -44,10 +45,13 @@ export function toTask(row: JobRow): Task {
   };
 }
 
-/** Batches of generated posts: each post is a job of kind `generate-post` in the queue. */
+/**
+ * Batches of generated posts: each post is a job of kind `generate-post` in the queue, SQLite's
+ * (answering at once) or PostgreSQL's (answering promises).
+ */
 export class TaskService {
   constructor(
-    private readonly queue: JobQueue,
+    private readonly queue: JobQueue | PgJobQueue,
     private readonly knowledge: Pick<KnowledgeService, 'existingIds'>,
     private readonly generator: Pick<AppGenerator, 'checkModel'>,
     private readonly maxAttempts: number,
@@ -61,7 +65,7 @@ export class TaskService {
     const models = new Set(planned.map(({ params }) => params.model?.trim()).filter((model): model is string => !!model));
     for (const model of models) await this.generator.checkModel?.(model);
     const batchId = randomUUID();
-    const rows = this.queue.enqueue(
+    const rows = await this.queue.enqueue(
       siteId,
       planned.map(({ topic, params, scheduledFor }, position) => ({
         kind: GENERATE_POST,
@@ -77,16 +81,16 @@ export class TaskService {
   }
 
   async get(siteId: string, taskId: string): Promise<Task> {
-    return toTask(this.queue.get(siteId, GENERATE_POST, taskId));
+    return toTask(await this.queue.get(siteId, GENERATE_POST, taskId));
   }
 
   async list(siteId: string, query: { page: number; limit: number; batchId?: string; status?: JobStatus }): Promise<Page<Task>> {
-    const page = this.queue.list(siteId, GENERATE_POST, { page: query.page, limit: query.limit, groupId: query.batchId, status: query.status });
+    const page = await this.queue.list(siteId, GENERATE_POST, { page: query.page, limit: query.limit, groupId: query.batchId, status: query.status });
     return { items: page.items.map(toTask), pagination: page.pagination };
   }
 
   /** Cancels a pending task; anything else is a 409. */
   async cancel(siteId: string, taskId: string): Promise<Task> {
-    return toTask(this.queue.cancel(siteId, GENERATE_POST, taskId));
+    return toTask(await this.queue.cancel(siteId, GENERATE_POST, taskId));
   }
 }

@@ -1,12 +1,25 @@
+import type { Executor } from '../db/client.js';
 import type { JobHandler } from '../jobs/loop.js';
+import type { JobRow } from '../jobs/queue-common.js';
+import type { MaybePromise } from '../maybe.js';
+import type { AttemptTarget } from './rules.js';
 import { sendWebhook, type SendOptions } from './sender.js';
-import { WEBHOOK_DELIVERY, type AttemptOutcome, type DeliveryJobPayload, type WebhookService } from './service.js';
+import { WEBHOOK_DELIVERY, type AttemptOutcome, type DeliveryJobPayload } from './service.js';
 import { signedHeaders } from './signing.js';
 
 export { WEBHOOK_DELIVERY };
 
-export interface DeliveryHandlerDeps {
-  webhooks: Pick<WebhookService, 'attemptTarget' | 'recordAttempt'>;
+/**
+ * The bookkeeping of attempts: WebhookService (SQLite, answering at once) or PgWebhookStore
+ * (PostgreSQL, answering promises); `recordAttempt` writes in the transaction `Tx` of the job.
+ */
+export interface AttemptBook<Tx> {
+  attemptTarget(deliveryId: string, jobId: string): MaybePromise<AttemptTarget | Extract<AttemptOutcome, { skip: string }>>;
+  recordAttempt(tx: Tx, job: JobRow, outcome: AttemptOutcome): MaybePromise<unknown>;
+}
+
+export interface DeliveryHandlerDeps<Tx = Executor> {
+  webhooks: AttemptBook<Tx>;
   timeoutMs: number;
   allowPrivate: boolean;
   /** When the attempt started, as the queue's clock tells it. */
@@ -21,12 +34,12 @@ export interface DeliveryHandlerDeps {
  * job. A crash in between makes the job run again: a receiver may see a webhook-id twice,
  * never miss it.
  */
-export function deliveryHandler(deps: DeliveryHandlerDeps): JobHandler<DeliveryJobPayload, AttemptOutcome> {
+export function deliveryHandler<Tx = Executor>(deps: DeliveryHandlerDeps<Tx>): JobHandler<DeliveryJobPayload, AttemptOutcome, Tx> {
   const send = deps.send ?? sendWebhook;
   return {
     kind: WEBHOOK_DELIVERY,
     async run({ deliveryId }, signal, job) {
-      const target = deps.webhooks.attemptTarget(deliveryId, job.id);
+      const target = await deps.webhooks.attemptTarget(deliveryId, job.id);
       if ('skip' in target) return target;
       const startedAt = deps.now();
       // The signed timestamp is the wall clock's: receivers compare it with theirs.
