@@ -1,10 +1,11 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { asc, getTableColumns, getTableName, sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
 import { runAdmin } from '../src/admin/cli.js';
-import { COPIED_TABLES, SKIPPED_SQLITE_TABLES, type MigrationReport } from '../src/admin/migrate.js';
+import { COPIED_TABLES, migrateToPostgres, SKIPPED_SQLITE_TABLES, type MigrationReport } from '../src/admin/migrate.js';
 import { serverOptions } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
@@ -23,7 +24,7 @@ import postRoutes from '../routes/api/v1/posts.js';
 import siteSettingsRoutes from '../routes/api/v1/site.js';
 import contentRoutes from '../routes/content/v1/sites.js';
 import siteRoutes from '../routes/site.js';
-import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, startApp, startService, tempDataDir, testConfig } from './helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, projectRoot, startApp, startService, tempDataDir, testConfig } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -124,6 +125,11 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
     files.push({ id: res.json().data.knowledge.id, name: path.basename(name) });
   }
   await ctx.app.indexer.whenIdle();
+  // A file indexed, then deleted: its chunks had the highest ids, which are never handed out again.
+  const form = multipart([{ name: 'file', filename: 'deleted.md', content: fixture('text/coffee-brewing-guide.md') }]);
+  const deleted = (await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers })).json().data.knowledge;
+  await ctx.app.indexer.whenIdle();
+  if ((await ctx.call({ method: 'DELETE', url: `/api/v1/knowledge/${deleted.id}` })).statusCode !== 200) throw new Error('file not deleted');
 
   // A batch run to the end, then one still pending: two due now, one next year.
   const done = (await call('POST', '/api/v1/posts/batch', { defaults: { status: 'PUBLISHED', category: 'Generated' }, posts: [{ topic: 'Espresso basics' }, { topic: 'Pour over' }] })).data;
@@ -265,6 +271,44 @@ async function tableRows(sqliteDb: ReturnType<typeof openDatabase>['db'], pg: Po
   return { lite, pg: pgRows };
 }
 
+/** Every table of the copy holds what SQLite holds, but for the job a crash left running. */
+async function compareRows(t: Test, site: SqliteSite, sqlite: ReturnType<typeof openDatabase>, pg: PostgresHandle): Promise<void> {
+  for (const [index, copy] of COPIED_TABLES.entries()) {
+    const name = getTableName(copy.pg);
+    const { lite, pg: copied } = await tableRows(sqlite.db, pg, index);
+    if (name === 'jobs') {
+      // The task a crash left running is released, as the old server's next start would have.
+      const crashed = site.pendingTaskIds[0];
+      const before = lite.find((row) => (row as Json).id === crashed) as Json;
+      const after = copied.find((row) => (row as Json).id === crashed) as Json;
+      t.match(before, { status: 'running', leaseOwner: 'crashed', attempts: 1 });
+      t.match(after, { status: 'pending', leaseOwner: null, leaseUntil: null, attempts: 1, lastError: 'Interrupted: the service stopped while the job ran' });
+      t.same(
+        copied.filter((row) => (row as Json).id !== crashed),
+        lite.filter((row) => (row as Json).id !== crashed),
+        name,
+      );
+    } else {
+      t.same(copied, lite, name);
+    }
+    t.ok(lite.length > 0, `${name} has rows to copy`);
+    if (copy.identity === 'rowid') {
+      const liteRowids = sqlite.db.all(sql`select id, rowid from ${sql.identifier(name)} order by id`);
+      const pgRowids = (await pg.db.execute(sql`select id, rowid::int as rowid from ${sql.identifier(name)} order by id`)).rows;
+      t.same(pgRowids, liteRowids, `${name}: SQLite's rowids kept`);
+    }
+    if (copy.identity) {
+      // A new row gets an id past every copied one, and past those SQLite handed out to rows since deleted.
+      const column = copy.identity;
+      const [high] = sqlite.db.all<{ n: number }>(sql`select max(${sql.identifier(column)}) as n from ${sql.identifier(name)}`);
+      const [used] = sqlite.db.all<{ n: number }>(sql`select coalesce(max(seq), 0) as n from sqlite_sequence where name = ${name}`);
+      if (name === 'knowledge_chunks') t.ok(used!.n > high!.n, 'chunks of a deleted file had the highest ids');
+      const next = (await pg.db.execute<{ n: string }>(sql`select nextval(pg_get_serial_sequence(${`"${name}"`}, ${column})) as n`)).rows[0]!.n;
+      t.equal(Number(next), Math.max(high!.n, used!.n) + 1, `${name}.${column} continues after the copied values`);
+    }
+  }
+}
+
 postgresTests(() => {
   t.test('every SQLite table is either copied or derived', async (t) => {
     const handle = openDatabase(tempDataDir(t));
@@ -301,38 +345,13 @@ postgresTests(() => {
     t.teardown(() => sqlite.close());
     const pg = await openPostgres(url, { poolMax: 2 });
     t.teardown(() => pg.close());
-    for (const [index, copy] of COPIED_TABLES.entries()) {
-      const name = getTableName(copy.pg);
-      const { lite, pg: copied } = await tableRows(sqlite.db, pg, index);
-      if (name === 'jobs') {
-        // The task a crash left running is released, as the old server's next start would have.
-        const crashed = site.pendingTaskIds[0];
-        const before = lite.find((row) => (row as Json).id === crashed) as Json;
-        const after = copied.find((row) => (row as Json).id === crashed) as Json;
-        t.match(before, { status: 'running', leaseOwner: 'crashed', attempts: 1 });
-        t.match(after, { status: 'pending', leaseOwner: null, leaseUntil: null, attempts: 1, lastError: 'Interrupted: the service stopped while the job ran' });
-        t.same(
-          copied.filter((row) => (row as Json).id !== crashed),
-          lite.filter((row) => (row as Json).id !== crashed),
-          name,
-        );
-      } else {
-        t.same(copied, lite, name);
-      }
-      t.ok(lite.length > 0, `${name} has rows to copy`);
-      if (copy.identity === 'rowid') {
-        const liteRowids = sqlite.db.all(sql`select id, rowid from ${sql.identifier(name)} order by id`);
-        const pgRowids = (await pg.db.execute(sql`select id, rowid::int as rowid from ${sql.identifier(name)} order by id`)).rows;
-        t.same(pgRowids, liteRowids, `${name}: SQLite's rowids kept`);
-      }
-      if (copy.identity) {
-        // A new row gets an id past every copied one (and past ids SQLite handed out, then deleted).
-        const column = copy.identity;
-        const [high] = sqlite.db.all<{ n: number }>(sql`select max(${sql.identifier(column)}) as n from ${sql.identifier(name)}`);
-        const next = (await pg.db.execute<{ n: string }>(sql`select nextval(pg_get_serial_sequence(${`"${name}"`}, ${column})) as n`)).rows[0]!.n;
-        t.equal(Number(next), high!.n + 1, `${name}.${column} continues after the copied values`);
-      }
-    }
+    await t.test('the rows copied', (t) => compareRows(t, site, sqlite, pg));
+    // The same with batches of a few rows, inserts of a few parameters or characters.
+    const small = await startPostgres(t);
+    await migrateToPostgres(site.config, { to: small, batches: { readRows: 3, insertParameters: 50, insertChars: 500 } });
+    const pgSmall = await openPostgres(small, { poolMax: 2 });
+    t.teardown(() => pgSmall.close());
+    await t.test('the rows copied in small batches', (t) => compareRows(t, site, sqlite, pgSmall));
 
     // Knowledge search finds the same files on both databases.
     for (const q of ['grams of coffee', 'CL-101', 'Apache license']) {
@@ -413,9 +432,29 @@ postgresTests(() => {
     t.teardown(() => pg.close());
     t.equal(Number((await pg.db.execute<{ n: string }>(sql`select count(*) as n from knowledge_files`)).rows[0]!.n), 3, 'the file without its stored copy is copied as it is');
 
-    // The same, for a script.
+    // A store that cannot be reached: nothing is copied.
     const url2 = await startPostgres(t);
-    const report = await migrate(config, url2);
+    const pg2 = await openPostgres(url2, { poolMax: 1 });
+    t.teardown(() => pg2.close());
+    const sites = async () => Number((await pg2.db.execute<{ n: string }>(sql`select count(*) as n from sites`)).rows[0]!.n);
+    await s3.stop();
+    await t.rejects(migrate(config, url2), { name: 'MigrationError', message: /^Storage error: cannot reach the bucket "blog" at http:\/\/127\.0\.0\.1:\d+ \(STORAGE_URL\)/ });
+    t.equal(await sites(), 0, 'nothing copied when the store is unreachable');
+    await s3.start();
+
+    // A file that cannot be copied (gone while copying): nothing is copied either.
+    const gone = path.join(ctx.dataDir, 'storage', kept[0]!.storageKey);
+    const saved = fs.readFileSync(gone);
+    const failed = migrateToPostgres(config, { to: url2, progress: (line) => line.startsWith('Copying 2 knowledge files') && fs.rmSync(gone) });
+    await t.rejects(failed, { name: 'MigrationError', message: new RegExp(`^Copying knowledge file ${kept[0]!.id} \\(${kept[0]!.storageKey}\\) to the store failed: .*ENOENT`) });
+    t.equal(await sites(), 0, 'nothing copied when a file cannot be');
+    fs.writeFileSync(gone, saved);
+
+    // The same, for a script; one file at a time.
+    const progress: string[] = [];
+    const report = await migrateToPostgres(config, { to: url2, progress: (line) => progress.push(line), batches: { uploads: 1, filesPerProgressLine: 1 } });
+    t.match(progress, ['Copying the SQLite database', '  sites: 1 rows', '  api_keys: 1 rows', '  knowledge_files: 3 rows']);
+    t.same(progress.slice(-2), ['  1 of 2 files copied', '  2 of 2 files copied']);
     t.match(report, {
       source: { kind: 'sqlite', file: path.join(ctx.dataDir, 'blog.db') },
       target: { kind: 'postgres' },
@@ -458,6 +497,8 @@ postgresTests(() => {
       [['--to', 'mysql://root:hunter2@db/blog'], /^--to must be a postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/root:\*\*\*@db\/blog"/],
       [['--to', '/srv/blog.db'], /^--to must be a postgres/],
       [['--to', 'postgres://blog:hunter2@127.0.0.1:1/blog'], /^Cannot use the PostgreSQL database at postgres:\/\/blog:\*\*\*@127\.0\.0\.1:1\/blog: .*ECONNREFUSED/],
+      // Two addresses (IPv6 and IPv4): two refusals, said together.
+      [['--to', 'postgresql://blog:hunter2@localhost:1/blog'], /^Cannot use the PostgreSQL database at postgresql:\/\/blog:\*\*\*@localhost:1\/blog: connect ECONNREFUSED/],
     ] as const) {
       const error = await runAdmin(['migrate-to-postgres', ...argv], ctx.config, () => {}).then(
         () => null,
@@ -472,8 +513,29 @@ postgresTests(() => {
     const empty = testConfig(path.join(ctx.dataDir, 'nothing-here'));
     await t.rejects(migrate(empty, url2), { name: 'MigrationError', message: /^No SQLite database at .*nothing-here\/blog\.db: run this with the DATA_DIR/ });
     t.notOk(fs.existsSync(path.join(ctx.dataDir, 'nothing-here')), 'and nothing made in that DATA_DIR');
-    // Finally, the migration itself, still possible after all this.
-    t.match(await migrate(ctx.config, url2), { tables: [{ table: 'sites', sqlite: 1, postgres: 1 }] });
+    // Finally, the migration itself, still possible after all this; DATABASE_URL may already
+    // name the new database: the SQLite database read is then DATA_DIR's.
+    const report = await migrate(testConfig(ctx.dataDir, { DATABASE_URL: url2 }), url2);
+    t.match(report, { source: { file: path.join(ctx.dataDir, 'blog.db') }, tables: [{ table: 'sites', sqlite: 1, postgres: 1 }] });
+  });
+
+  t.test('the command line: one line and exit code 2 for a refusal, no stack trace', async (t) => {
+    const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
+    const dataDir = tempDataDir(t);
+    openDatabase(dataDir).close();
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [...loader, path.join(projectRoot, 'src/admin/cli.ts'), ...args], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } }, (error, stdout, stderr) =>
+          resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stdout, stderr }),
+        );
+      });
+    const refused = await run(['migrate-to-postgres', '--to', 'mysql://root:hunter2@db/blog']);
+    t.equal(refused.code, 2);
+    t.equal(refused.stderr, '--to must be a postgres:// or postgresql:// URL, got "mysql://root:***@db/blog" (percent-encode special characters of the password)\n');
+    t.equal(refused.stdout, '');
+    const help = await run(['--help']);
+    t.equal(help.code, 2);
+    t.match(help.stderr, /migrate-to-postgres --to postgres:\/\/user:password@host:5432\/database\n/);
   });
 
   t.test('rows PostgreSQL cannot store are named, and nothing is copied', async (t) => {
@@ -481,10 +543,16 @@ postgresTests(() => {
     const post = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Has a NUL', tags: ['fine'] } })).json().data.post;
     const other = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Also one' } })).json().data.post;
     await ctx.app.close();
+    const url = await startPostgres(t);
+    ctx.sqlite.prepare("update sites set description = char(0) where id = ?").run(ctx.site.id);
+    const one: Error = await migrate(ctx.config, url).then(
+      () => new Error('not refused'),
+      (caught: Error) => caught,
+    );
+    t.match(one, { name: 'MigrationError' });
+    t.match(one.message, `Nothing was copied: PostgreSQL cannot store U+0000 (NUL) in text, and a row holds it:\n  sites row id ${ctx.site.id}: description holds U+0000 (a NUL character)\nRemove`);
     ctx.sqlite.prepare("update posts set content = 'a' || char(0) || 'b' where id = ?").run(post.id);
     ctx.sqlite.prepare(`update posts set tags = ?, title = 'x' || char(0) where id = ?`).run(JSON.stringify(['ok', 'bad\u0000']), other.id);
-    ctx.sqlite.prepare("update sites set description = char(0) where id = ?").run(ctx.site.id);
-    const url = await startPostgres(t);
     const error: Error = await migrate(ctx.config, url).then(
       () => new Error('not refused'),
       (caught: Error) => caught,
@@ -500,13 +568,48 @@ postgresTests(() => {
     for (const table of ['sites', 'api_keys', 'posts']) {
       t.equal(Number((await pg.db.execute<{ n: string }>(sql`select count(*) as n from ${sql.identifier(table)}`)).rows[0]!.n), 0, `${table} is empty`);
     }
+    // Many: the first 20 are listed.
+    const insert = ctx.sqlite.prepare("insert into posts (id, site_id, slug, title, is_draft, created_at, updated_at) values (?, ?, ?, 'NUL' || char(0), 1, ?, ?)");
+    for (let i = 0; i < 25; i++) insert.run(`nul-${i}`, ctx.site.id, `nul-${i}`, Date.now() + i, Date.now());
+    const many: Error = await migrate(ctx.config, url).then(
+      () => new Error('not refused'),
+      (caught: Error) => caught,
+    );
+    t.match(many.message, /and 28 rows hold it:\n/);
+    t.equal(many.message.split('\n').filter((line) => line.startsWith('  ')).length, 21, '20 rows listed, and a line for the rest');
+    t.match(many.message, '\n  and 8 more\nRemove');
+    ctx.sqlite.prepare("delete from posts where id like 'nul-%'").run();
     ctx.sqlite.prepare("update posts set content = 'ab', title = 'x', tags = '[]' where content like 'a%' or title like 'x%'").run();
     ctx.sqlite.prepare('update sites set description = null').run();
     // A value its column cannot hold, written behind the service's back: named too.
     ctx.sqlite.prepare(`update posts set tags = '[not json' where id = ?`).run(post.id);
     await t.rejects(migrate(ctx.config, url), { name: 'MigrationError', message: /^Reading posts from SQLite failed, in its first rows: .*JSON/ });
     ctx.sqlite.prepare(`update posts set tags = '[]' where id = ?`).run(post.id);
+    ctx.sqlite.prepare(`update posts set tags = '[not json' where id = ?`).run(other.id);
+    await t.rejects(migrateToPostgres(ctx.config, { to: url, batches: { readRows: 1 } }), { name: 'MigrationError', message: /^Reading posts from SQLite failed, in the rows after rowid 1: / });
+    ctx.sqlite.prepare(`update posts set tags = '[]' where id = ?`).run(other.id);
     t.match(await migrate(ctx.config, url), { tables: [{ table: 'sites', postgres: 1 }] }, 'once fixed, it copies');
+  });
+
+  t.test('rows PostgreSQL refuses (orphans SQLite kept) are named, and nothing is copied', async (t) => {
+    const ctx = await buildTestApp(t);
+    await ctx.app.close();
+    ctx.sqlite.pragma('foreign_keys = OFF');
+    const orphan = ctx.sqlite.prepare("insert into slug_counters (site_id, base, last) values (?, 'espresso', 2)");
+    orphan.run('gone-site');
+    const url = await startPostgres(t);
+    await t.rejects(migrate(ctx.config, url), {
+      name: 'MigrationError',
+      message: /^PostgreSQL refused rows of slug_counters \(siteId gone-site, base espresso\): insert or update on table "slug_counters" violates foreign key constraint "slug_counters_site_id_sites_id_fk" \(Key \(site_id\)=\(gone-site\) is not present in table "sites"\.\)$/,
+    });
+    orphan.run('other-gone-site');
+    await t.rejects(migrate(ctx.config, url), {
+      name: 'MigrationError',
+      message: /^PostgreSQL refused rows of slug_counters \(siteId gone-site, base espresso … siteId other-gone-site, base espresso\): /,
+    });
+    const pg = await openPostgres(url, { poolMax: 1 });
+    t.teardown(() => pg.close());
+    t.equal(Number((await pg.db.execute<{ n: string }>(sql`select count(*) as n from sites`)).rows[0]!.n), 0, 'nothing copied');
   });
 
   t.test('the admin commands work on PostgreSQL', async (t) => {
