@@ -200,7 +200,8 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   await read('/api/v1/knowledge', BOOTSTRAP_KEY, wholeAppReads);
   for (const file of files) await read(`/api/v1/knowledge/${file.id}`, BOOTSTRAP_KEY, wholeAppReads);
   for (const q of ['grams of coffee', 'CL-101', 'Apache']) await read(`/api/v1/knowledge/search?q=${encodeURIComponent(q)}`, BOOTSTRAP_KEY, wholeAppReads);
-  await read('/api/v1/tasks?limit=100', BOOTSTRAP_KEY, wholeAppReads);
+  // (Not the later batch: a task of it is left running below.)
+  await read(`/api/v1/tasks?limit=100&batchId=${done.batchId}`, BOOTSTRAP_KEY, wholeAppReads);
   for (const id of done.taskIds) await read(`/api/v1/tasks/${id}`, BOOTSTRAP_KEY, wholeAppReads);
   await read('/api/v1/webhooks', BOOTSTRAP_KEY, wholeAppReads);
   await read(`/api/v1/webhooks/${hook.id}`, BOOTSTRAP_KEY, wholeAppReads);

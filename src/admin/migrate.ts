@@ -214,15 +214,19 @@ const count = async (db: PgExecutor, name: string) => {
   return Number(result.rows[0]!.n);
 };
 
-/** Tables of the target that already hold rows, each with its count. */
-async function nonEmptyTables(db: PgExecutor): Promise<string[]> {
+/** Refuses a target that holds rows already in any table the migration fills, naming them. */
+async function refuseNonEmpty(db: PgExecutor, masked: string): Promise<void> {
   const found: string[] = [];
   for (const copy of COPIED_TABLES) {
     const name = getTableName(copy.pg);
     const result = await db.execute(sql`select 1 from ${sql.identifier(name)} limit 1`);
     if (result.rows.length) found.push(`${name} (${await count(db, name)} rows)`);
   }
-  return found;
+  if (found.length) {
+    throw new MigrationError(
+      `The PostgreSQL database at ${masked} is not empty: ${found.join(', ')}. migrate-to-postgres only copies into an empty database (a server started on it creates a site): use a new database`,
+    );
+  }
 }
 
 interface KnowledgeFileRef extends MissingFile {
@@ -377,12 +381,8 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
     } catch (error) {
       throw new MigrationError(`Cannot use the PostgreSQL database at ${masked}: ${reason(error)}`, { cause: error });
     }
-    const occupied = await nonEmptyTables(target.db);
-    if (occupied.length) {
-      throw new MigrationError(
-        `The PostgreSQL database at ${masked} is not empty: ${occupied.join(', ')}. migrate-to-postgres only copies into an empty database (a server started on it creates a site): use a new database`,
-      );
-    }
+    // Checked before anything else is done, and again under lock once copying.
+    await refuseNonEmpty(target.db, masked);
     if (config.storage.kind === 's3') {
       store = await createObjectStore(config);
       try {
@@ -398,6 +398,11 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
     source.db.run(sql`begin`);
     try {
       const result = await target.db.transaction(async (tx) => {
+        // Nothing else writes these tables until the copy commits (a server starting on the
+        // database meanwhile waits, then finds its sites there); readers are not held up.
+        const names = COPIED_TABLES.map((copy) => sql.identifier(getTableName(copy.pg)));
+        await tx.execute(sql`lock table ${sql.join(names, sql`, `)} in exclusive mode`);
+        await refuseNonEmpty(tx, masked);
         const tables: TableCount[] = [];
         const problems: string[] = [];
         const files: KnowledgeFileRef[] = [];
