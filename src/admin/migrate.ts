@@ -436,8 +436,8 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
         }
 
         // As the old server's next start would have: jobs it left running go back to pending
-        // (or fail, with no attempt left). Their leases would expire on PostgreSQL too, but
-        // only after JOB_LEASE_MS; now they run as soon as an instance starts.
+        // (or fail, with no attempt left). Kept running, they would wait for their leases to
+        // run out; released, they run as soon as an instance polls.
         const interruptedJobs = running ? await new PgJobQueue(tx).release(Date.now(), null, INTERRUPTED) : 0;
 
         const present: KnowledgeFileRef[] = [];
@@ -487,7 +487,9 @@ export function reportLines(report: MigrationReport, table: (headers: string[], 
     lines.push(`${report.interruptedJobs} job(s) the old server left running were released, as its next start would have done: they run again (or fail, if no attempt is left).`);
   }
   const { files } = report;
-  if (files.store === 's3') {
+  if (files.count === 0) {
+    lines.push('Knowledge files: none to copy.');
+  } else if (files.store === 's3') {
     lines.push(`Knowledge files: ${files.count} (${formatSize(files.bytes)}) copied to ${files.location}.`);
   } else {
     lines.push(
