@@ -173,6 +173,8 @@ function rowChars(values: readonly unknown[]): number {
   return chars;
 }
 
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 const describeKey = (copy: TableCopy, row: Record<string, unknown>) => copy.key.map((field) => `${field} ${String(row[field])}`).join(', ');
 
 interface SourceRow {
@@ -220,7 +222,7 @@ async function refuseNonEmpty(db: PgExecutor, masked: string): Promise<void> {
   for (const copy of COPIED_TABLES) {
     const name = getTableName(copy.pg);
     const result = await db.execute(sql`select 1 from ${sql.identifier(name)} limit 1`);
-    if (result.rows.length) found.push(`${name} (${await count(db, name)} rows)`);
+    if (result.rows.length) found.push(`${name} (${plural(await count(db, name), 'row')})`);
   }
   if (found.length) {
     throw new MigrationError(
@@ -420,7 +422,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
           if (copy.identity) await continueSequence(source.db, tx, copy);
           const sqliteCount = source.db.get<{ n: number }>(sql`select count(*) as n from ${sql.identifier(name)}`).n;
           tables.push({ table: name, sqlite: sqliteCount, postgres: await count(tx, name) });
-          if (copied) progress(`  ${name}: ${copied} rows`);
+          if (copied) progress(`  ${name}: ${plural(copied, 'row')}`);
         }
         if (problems.length) {
           const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((problem) => `  ${problem}`);
@@ -451,7 +453,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
           } else missing.push({ id: ref.id, siteId: ref.siteId, storageKey: ref.storageKey });
         }
         if (store && present.length) {
-          progress(`Copying ${present.length} knowledge files (${formatSize(bytes)}) to the store`);
+          progress(`Copying ${plural(present.length, 'knowledge file')} (${formatSize(bytes)}) to the store`);
           bytes = await uploadFiles(local, store, present, progress, batches);
         }
         return {
@@ -484,7 +486,8 @@ export function reportLines(report: MigrationReport, table: (headers: string[], 
   lines.push(...table(['TABLE', 'SQLITE', 'POSTGRESQL'], report.tables.map((entry) => [entry.table, String(entry.sqlite), String(entry.postgres)])));
   lines.push('', `Every table has as many rows in PostgreSQL (${report.target.url}) as in SQLite (${report.source.file}).`);
   if (report.interruptedJobs) {
-    lines.push(`${report.interruptedJobs} job(s) the old server left running were released, as its next start would have done: they run again (or fail, if no attempt is left).`);
+    const jobs = report.interruptedJobs;
+    lines.push(`${plural(jobs, 'job')} the old server left running ${jobs === 1 ? 'was' : 'were'} released, as its next start would have done: pending again (or failed, if no attempt was left).`);
   }
   const { files } = report;
   if (files.count === 0) {
@@ -497,7 +500,10 @@ export function reportLines(report: MigrationReport, table: (headers: string[], 
     );
   }
   if (files.missing.length) {
-    lines.push(`${files.missing.length} knowledge file(s) have no stored file in DATA_DIR/storage (a delete interrupted halfway, say): copied as they are; delete them through the API.`);
+    const missing = files.missing.length;
+    lines.push(
+      `${plural(missing, 'knowledge file')} ${missing === 1 ? 'has' : 'have'} no stored file in DATA_DIR/storage (a delete interrupted halfway, say): copied as ${missing === 1 ? 'it is' : 'they are'}; delete ${missing === 1 ? 'it' : 'them'} through the API.`,
+    );
     for (const file of files.missing) lines.push(`  ${file.id} of site ${file.siteId} (${file.storageKey})`);
   }
   lines.push('', `Migration complete. Start the server with DATABASE_URL set to that PostgreSQL database${files.store === 's3' ? ' and the same STORAGE_URL' : ''}.`);
