@@ -9,7 +9,7 @@ import { WebhookService } from '../src/webhooks/service.js';
 import type { JobOutcome } from '../src/jobs/loop.js';
 import type { JobRow } from '../src/jobs/queue.js';
 import type { AppGenerator } from '../src/generation/service.js';
-import { ISO_MS, UUID_V4, buildTestApp, waitFor, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { ISO_MS, UUID_V4, buildTestApp, waitFor, SQLITE_ONLY, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { startReceiver, type Receipt } from './helpers/receiver.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -246,7 +246,7 @@ t.test('timeouts are retried; a large answer is read to 64 KB only', async (t) =
   t.match(third, { outcome: 'succeeded', responseStatus: 204 });
 });
 
-t.test('an endpoint failing for a day is disabled and says so; re-enabled, its deliveries can be retried', async (t) => {
+t.test('an endpoint failing for a day is disabled and says so; re-enabled, its deliveries can be retried', { skip: SQLITE_ONLY }, async (t) => {
   let now = Date.parse('2026-06-01T00:00:00.000Z');
   let healthy = false;
   const receiver = await startReceiver(t, (_receipt, _index, res) => res.writeHead(healthy ? 200 : 500).end(healthy ? 'ok' : 'down'));
@@ -353,7 +353,7 @@ t.test('task.succeeded and task.failed carry the task as GET /api/v1/tasks/:id s
   t.ok(failedEvent.data.task.lastError);
 });
 
-t.test('knowledge events: what the indexer tells, in its transaction, is delivered', async (t) => {
+t.test('knowledge events: what the indexer tells, in its transaction, is delivered', { skip: SQLITE_ONLY }, async (t) => {
   const receiver = await startReceiver(t);
   const ctx = await deliveringApp(t);
   const hook = await createWebhook(ctx, { url: receiver.url, events: ['knowledge.indexed', 'knowledge.failed'] });
@@ -385,7 +385,7 @@ t.test('knowledge events: what the indexer tells, in its transaction, is deliver
   t.equal(events[0].data.site.id, ctx.site.id);
 });
 
-t.test('the outbox commits with the change: a rolled-back change queues nothing', async (t) => {
+t.test('the outbox commits with the change: a rolled-back change queues nothing', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' }, { jobs: { autoStart: false } });
   await createWebhook(ctx, { url: 'http://127.0.0.1:9/', events: ['post.created'] });
   const count = () => (ctx.sqlite.prepare("select (select count(*) from webhook_deliveries) + (select count(*) from jobs where kind = 'webhook-delivery') as n").get() as { n: number }).n;
@@ -400,7 +400,7 @@ t.test('the outbox commits with the change: a rolled-back change queues nothing'
   t.equal(count(), 2, 'one delivery, one attempt job');
 });
 
-t.test('task listener ignores other kinds', async (t) => {
+t.test('task listener ignores other kinds', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' }, { jobs: { autoStart: false } });
   await createWebhook(ctx, { url: 'http://127.0.0.1:9/', events: ['task.succeeded'] });
   ctx.app.database.db.transaction((tx) => twinOf(ctx.app.webhooks, WebhookService).taskSettled(tx, { kind: 'something-else', siteId: ctx.site.id } as JobRow, { status: 'succeeded', result: null } as JobOutcome));
