@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { KnowledgeFiles } from '../src/knowledge/files.js';
 import { KnowledgeIndexer, type ChunkSource, type IndexerOptions } from '../src/knowledge/indexer.js';
+import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
+import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
 import { KnowledgeService } from '../src/knowledge/service.js';
 import { createObjectStore, describeStore, type ObjectStore } from '../src/knowledge/storage.js';
 import { SiteStorageUsage } from '../src/knowledge/usage.js';
@@ -8,6 +11,12 @@ import { SiteStorageUsage } from '../src/knowledge/usage.js';
 declare module 'fastify' {
   interface FastifyInstance {
     knowledge: KnowledgeService;
+    /**
+     * Knowledge file rows, chunks and status in the database DATABASE_URL chose. Plugins register
+     * here what runs inside the transaction that marks a file indexed or failed (`onSettled`):
+     * synchronous listeners on SQLite, asynchronous ones on PostgreSQL (narrow with twinOf).
+     */
+    knowledgeFiles: KnowledgeFiles | PgKnowledgeFiles;
     /** The background indexer (tests wait on it). */
     indexer: KnowledgeIndexer;
     /** Where knowledge files are stored (STORAGE_URL): local disk or an S3-compatible bucket. */
@@ -22,24 +31,35 @@ export interface KnowledgePluginOptions {
   indexer?: Pick<IndexerOptions, 'concurrency' | 'smallFileBytes' | 'retryBaseMs' | 'retryMaxMs'>;
 }
 
+/** The files store and storage tally of the database in use, SQLite's or PostgreSQL's twin. */
+function knowledgeFilesOf(app: FastifyInstance) {
+  const { backend } = app;
+  if (backend.kind === 'sqlite') {
+    const usage = new SiteStorageUsage(backend.sqlite.db);
+    return { files: new KnowledgeFiles(backend.sqlite.db, usage), usage };
+  }
+  const usage = new PgSiteStorageUsage(backend.postgres.db);
+  return { files: new PgKnowledgeFiles(backend.postgres.db, usage), usage };
+}
+
 /** Knowledge files in the store STORAGE_URL names, their background indexer, and the knowledge service. */
 export default fp(
   async function knowledgePlugin(app: FastifyInstance, opts: KnowledgePluginOptions) {
     const store = await createObjectStore(app.config);
-    const usage = new SiteStorageUsage(app.database.db);
-    const indexer = new KnowledgeIndexer(app.database.db, store, app.log, opts.chunkSource, {
+    const { files, usage } = knowledgeFilesOf(app);
+    const indexer = new KnowledgeIndexer(files, store, app.log, opts.chunkSource, {
       ...opts.indexer,
       maxTextBytes: app.config.maxExtractedTextBytes,
-      usage,
     });
     app.decorate('objectStore', store);
+    app.decorate<KnowledgeFiles | PgKnowledgeFiles>('knowledgeFiles', files);
     app.decorate('indexer', indexer);
-    app.decorate('knowledge', new KnowledgeService(app.database.db, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage }));
+    app.decorate('knowledge', new KnowledgeService(files, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage }));
     app.addHook('onReady', async () => {
       // A bucket that is missing or refused stops the start here, before the server listens.
       await store.open();
       app.log.info({ store: store.description }, describeStore(store.description));
-      const resumed = indexer.resumePending();
+      const resumed = await indexer.resumePending();
       if (resumed > 0) app.log.info({ files: resumed }, 'resuming indexing of files left unindexed');
     });
     app.addHook('onClose', async () => {

@@ -1,4 +1,6 @@
 import { EventEmitter } from 'node:events';
+import { KnowledgeFiles } from '../src/knowledge/files.js';
+import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { twinOf } from '../src/db/backend.js';
@@ -117,7 +119,7 @@ export default fp(
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
       twinOf(app.posts, PostService).onChange((tx, change) => webhooks.postChanged(tx, change));
       loopOver(app.jobs, JobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      app.indexer.onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
       [service, loop] = [webhooks, deliveries];
     } else {
       const queue = new PgJobQueue(backend.postgres.db, scope);
@@ -127,8 +129,7 @@ export default fp(
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
       twinOf(app.posts, PgPostStore).onChange((tx, change) => webhooks.postChanged(tx, change));
       loopOver(app.jobs, PgJobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      // TO CONNECT (knowledge on PostgreSQL): knowledge.indexed / knowledge.failed, once plugins/knowledge.ts decorates app.knowledgeFiles:
-      // twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
       [service, loop] = [webhooks, deliveries];
     }
 

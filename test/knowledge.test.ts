@@ -6,6 +6,7 @@ import t from 'tap';
 import { formatSize, safeFileName } from '../src/knowledge/storage.js';
 import { toFtsQuery } from '../src/knowledge/search.js';
 import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, waitFor, type TestApp } from './helpers/app.js';
+import { knowledgeRows } from './helpers/knowledge-rows.js';
 import { multipart, type Part } from './helpers/multipart.js';
 
 const upload = (ctx: TestApp, parts: Part[], key?: string) => {
@@ -22,7 +23,7 @@ function storedFiles(dataDir: string): string[] {
   const root = path.join(dataDir, 'storage');
   return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? e.path, e.name));
 }
-const fileRows = (ctx: TestApp) => (ctx.sqlite.prepare('select count(*) as n from knowledge_files').get() as { n: number }).n;
+const fileRows = (ctx: TestApp) => knowledgeRows(ctx.app).fileCount();
 
 t.test('upload returns the spec shape and stores the file under its s3Key', async (t) => {
   const ctx = await buildTestApp(t);
@@ -101,9 +102,9 @@ t.test('every fixture is uploaded, indexed and found by its phrases', async (t) 
   t.same(Object.keys(all.data.results[0]).sort(), ['fileId', 'fileName', 'score', 'text']);
   t.ok(all.data.results[0].score > 0);
   const control = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
-  const chunks = ctx.sqlite.prepare('select text from knowledge_chunks').all() as { text: string }[];
+  const chunks = await knowledgeRows(ctx.app).chunkTexts();
   t.ok(chunks.length > 20);
-  t.notOk(chunks.some((c) => control.test(c.text)), 'no control characters reach the index');
+  t.notOk(chunks.some((text) => control.test(text)), 'no control characters reach the index');
 });
 
 t.test('unreadable files end failed with a readable error, across the extractor process', async (t) => {
@@ -136,7 +137,7 @@ t.test('size limit: exactly 10 MiB is accepted, one byte more is 413', async (t)
   const tooBig = await uploadFile(ctx, 'bigger.txt', Buffer.concat([tenMiB, Buffer.from('x')]));
   t.equal(tooBig.statusCode, 413);
   t.equal(tooBig.json().error.code, 'FILE_TOO_LARGE');
-  t.equal(fileRows(ctx), 1);
+  t.equal(await fileRows(ctx), 1);
   t.equal(storedFiles(ctx.dataDir).length, 1, 'nothing of the refused upload is left');
   await ctx.app.indexer.whenIdle();
 });
@@ -171,7 +172,7 @@ t.test('wrong, disguised and missing files are refused, leaving nothing behind',
     t.equal(res.statusCode, 400, `malformed multipart: ${JSON.stringify(payload)}`);
     t.equal(res.json().success, false);
   }
-  t.equal(fileRows(ctx), 0);
+  t.equal(await fileRows(ctx), 0);
   t.same(storedFiles(ctx.dataDir), []);
 });
 
@@ -203,7 +204,7 @@ t.test('delete removes the row, its index and the stored file', async (t) => {
   t.same(res.json(), { success: true, data: { message: 'Knowledge item deleted successfully', knowledgeId: item.id, site: ctx.site } });
   t.notOk(fs.existsSync(stored), 'file removed from disk');
   t.equal((await search(ctx, 'aroma')).data.results.length, 0, 'and from the index');
-  t.equal((ctx.sqlite.prepare('select count(*) as n from knowledge_chunks').get() as { n: number }).n, 0);
+  t.same(await knowledgeRows(ctx.app).chunkTexts(), []);
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/knowledge/${item.id}` })).statusCode, 404, 'second delete');
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${item.id}` })).statusCode, 404);
 });
@@ -255,9 +256,9 @@ t.test('files left unindexed by a crash are indexed on the next start', async (t
   const item = (await uploadFile(ctx, 'resume.txt', 'Cardamom coffee is popular in the Middle East.')).json().data.knowledge;
   await ctx.app.indexer.whenIdle();
   // Put the file back where a crash mid-indexing would have left it: uploaded, half its chunks written.
-  ctx.sqlite.prepare("update knowledge_files set status = 'uploaded', chunk_count = 0 where id = ?").run(item.id);
+  await knowledgeRows(ctx.app).markUploaded(item.id);
   t.equal((await search(ctx, 'cardamom')).data.results.length, 0, 'a file not yet indexed is not searched');
-  t.equal(ctx.app.indexer.resumePending(), 1);
+  t.equal(await ctx.app.indexer.resumePending(), 1);
   await ctx.app.indexer.whenIdle();
   const got = (await ctx.call({ method: 'GET', url: `/api/v1/knowledge/${item.id}` })).json().data.knowledge;
   t.equal(got.status, 'indexed');
@@ -282,7 +283,7 @@ t.test('an upload aborted mid-stream leaves nothing behind', async (t) => {
   await waitFor(() => storedFiles(ctx.dataDir).length > 0, 'the upload to reach the disk');
   socket.destroy();
   await waitFor(() => storedFiles(ctx.dataDir).length === 0, 'the partial file to be removed');
-  t.equal(fileRows(ctx), 0);
+  t.equal(await fileRows(ctx), 0);
   const after = await uploadFile(ctx, 'whole.txt', 'The service still takes uploads.');
   t.equal(after.statusCode, 201);
   await ctx.app.indexer.whenIdle();

@@ -10,11 +10,12 @@ import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
 import { IdempotencyStore } from '../src/idempotency/store.js';
 import { IDEMPOTENCY_RUNNING_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/limits.js';
 import { ExtractionError } from '../src/knowledge/extract.js';
-import { chunkTextBytes, uploadedFileRow, type KnowledgeFileRow } from '../src/knowledge/file-rows.js';
+import { chunkRows, chunkTextBytes, uploadedFileRow, type KnowledgeFileRow, type KnowledgeFileStore } from '../src/knowledge/file-rows.js';
+import { KnowledgeFiles } from '../src/knowledge/files.js';
 import { KnowledgeIndexer } from '../src/knowledge/indexer.js';
 import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
 import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
-import { KnowledgeService } from '../src/knowledge/service.js';
+import { KnowledgeService, type KnowledgeServiceOptions } from '../src/knowledge/service.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
 import { SiteStorageUsage, storageUsage } from '../src/knowledge/usage.js';
 import { bothDatabases, type Databases } from './helpers/both-databases.js';
@@ -121,11 +122,11 @@ const noStorage = {
 
 const silent = { info() {}, warn() {}, error() {} };
 
-function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
+/** The indexer and the service over a database's files store, extracting what the scenario says. */
+function indexing(files: KnowledgeFileStore, usage: KnowledgeServiceOptions['usage']) {
   const extracted = new Map<string, string[] | ExtractionError>();
-  const usage = new SiteStorageUsage(db);
   const indexer = new KnowledgeIndexer(
-    db,
+    files,
     noStorage,
     silent,
     async (_path, _extension, fileName) => {
@@ -133,21 +134,28 @@ function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
       if (chunks instanceof ExtractionError) throw chunks;
       return chunks;
     },
-    { usage, concurrency: 1, smallFileBytes: 0 },
+    { concurrency: 1, smallFileBytes: 0 },
   );
-  const service = new KnowledgeService(db, noStorage, indexer, { usage });
+  const service = new KnowledgeService(files, noStorage, indexer, { usage });
   return {
-    insert: async (row) => void db.insert(sqliteSchema.knowledgeFiles).values(row).run(),
-    async index(fileId, chunks) {
-      const row = db.select().from(sqliteSchema.knowledgeFiles).where(eq(sqliteSchema.knowledgeFiles.id, fileId)).get()!;
-      extracted.set(row.name, chunks);
+    async index(fileId: string, chunks: string[] | ExtractionError) {
+      extracted.set((await files.current(fileId))!.name, chunks);
       indexer.enqueue(fileId);
       await indexer.whenIdle();
     },
-    get: (siteId, fileId) => service.get(siteId, fileId),
-    list: (siteId, page, limit) => service.list(siteId, page, limit),
-    existingIds: (siteId, ids) => service.existingIds(siteId, ids),
-    delete: (siteId, fileId) => service.delete(siteId, fileId),
+    get: (siteId: string, fileId: string) => service.get(siteId, fileId),
+    list: (siteId: string, page: number, limit: number) => service.list(siteId, page, limit),
+    existingIds: (siteId: string, ids: string[]) => service.existingIds(siteId, ids),
+    delete: (siteId: string, fileId: string) => service.delete(siteId, fileId),
+  };
+}
+
+function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
+  const usage = new SiteStorageUsage(db);
+  const files = new KnowledgeFiles(db, usage);
+  return {
+    ...indexing(files, usage),
+    insert: async (row) => files.insert(row),
     chunks: async () =>
       db
         .select({ fileId: sqliteSchema.knowledgeChunks.fileId, siteId: sqliteSchema.knowledgeChunks.siteId, ordinal: sqliteSchema.knowledgeChunks.ordinal, text: sqliteSchema.knowledgeChunks.text })
@@ -158,33 +166,13 @@ function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
   };
 }
 
-/** Chunks per write, as the indexer writes them (a file of more spans batches). */
-const BATCH = 25;
-
 function pgKnowledge(db: PostgresHandle['db']): KnowledgeBackend & { files: PgKnowledgeFiles } {
   const usage = new PgSiteStorageUsage(db);
   const files = new PgKnowledgeFiles(db, usage);
   return {
+    ...indexing(files, usage),
     files,
     insert: (row) => files.insert(row),
-    // The indexer's steps (indexer.ts, index()), on PostgreSQL's statements.
-    async index(fileId, chunks) {
-      const file = await files.current(fileId);
-      if (!file || file.status !== 'uploaded') return;
-      await files.clearChunks(fileId, file.siteId);
-      if (chunks instanceof ExtractionError) {
-        await files.finish(fileId, { status: 'failed', error: chunks.message, chunkCount: 0 });
-        return;
-      }
-      for (let start = 0; start < chunks.length; start += BATCH) {
-        if (!(await files.writeChunks(fileId, file.siteId, chunks.slice(start, start + BATCH), start))) return;
-      }
-      await files.finish(fileId, { status: 'indexed', error: null, chunkCount: chunks.length });
-    },
-    get: (siteId, fileId) => files.get(siteId, fileId),
-    list: (siteId, page, limit) => files.list(siteId, page, limit),
-    existingIds: (siteId, ids) => files.existingIds(siteId, ids),
-    delete: (siteId, fileId) => files.delete(siteId, fileId),
     chunks: () =>
       db
         .select({ fileId: pgSchema.knowledgeChunks.fileId, siteId: pgSchema.knowledgeChunks.siteId, ordinal: pgSchema.knowledgeChunks.ordinal, text: pgSchema.knowledgeChunks.text })
@@ -349,7 +337,7 @@ function defineTests() {
     t.equal((steps.get('chunks') as unknown[]).length, 2 + 1 + 2 + 60 + 1, 'the deleted file took its chunks along');
   });
 
-  t.test('a failed file keeps no chunks, and chunks of a deleted file are not written', async (t) => {
+  t.test('a failed file keeps no chunks, a settled file keeps its own, and chunks of a deleted file are not written', async (t) => {
     const { pg } = await databases(t);
     const knowledge = pgKnowledge(pg.db);
     const settled: string[] = [];
@@ -358,19 +346,33 @@ function defineTests() {
       const [row] = await tx.select({ status: pgSchema.knowledgeFiles.status }).from(pgSchema.knowledgeFiles).where(eq(pgSchema.knowledgeFiles.id, file.id));
       settled.push(`${file.name}:${row!.status}`);
     });
-    const [failing, deleted] = [0, 1].map((i) => uploadedFileRow(SITE, randomUUID(), { name: `f${i}.txt`, extension: 'txt', size: 10 }, new Date(T0 + i)));
-    await knowledge.insert(failing!);
-    await knowledge.insert(deleted!);
-    t.ok(await knowledge.files.writeChunks(failing!.id, SITE, ['half', 'written'], 0));
+    const [failing, deleted, indexed] = [0, 1, 2].map((i) => uploadedFileRow(SITE, randomUUID(), { name: `f${i}.txt`, extension: 'txt', size: 10 }, new Date(T0 + i)));
+    for (const row of [failing!, deleted!, indexed!]) await knowledge.insert(row);
+    // Chunks an attempt left behind (as a crash of SQLite's batched writes would).
+    await pg.db.insert(pgSchema.knowledgeChunks).values(chunkRows(failing!.id, SITE, ['half', 'written']));
     const failed = await knowledge.files.finish(failing!.id, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
     t.equal(failed?.status, 'failed');
     t.same(await knowledge.chunks(), [], 'its chunks went with the failure');
     t.equal(await knowledge.files.finish(failing!.id, { status: 'indexed', error: null, chunkCount: 2 }), undefined, 'settled once only');
+
+    const row = await knowledge.files.writeIndex(indexed!.id, SITE, ['kept', 'chunks']);
+    t.match(row, { status: 'indexed', chunkCount: 2 });
+    t.equal(await knowledge.files.writeIndex(indexed!.id, SITE, ['a', 'second', 'attempt']), undefined, 'a second attempt writes nothing');
+    t.equal(await knowledge.files.finish(indexed!.id, { status: 'failed', error: 'late failure', chunkCount: 0 }), undefined, 'nor fails it');
+    await knowledge.files.clearChunks(indexed!.id, SITE);
+    t.same((await knowledge.chunks()).map((chunk) => chunk.text), ['kept', 'chunks'], 'an indexed file keeps its chunks');
+
     await knowledge.delete(SITE, deleted!.id);
-    t.equal(await knowledge.files.writeChunks(deleted!.id, SITE, ['late'], 0), false);
-    t.same(await knowledge.chunks(), []);
-    t.same(settled, ['f0.txt:failed']);
+    t.equal(await knowledge.files.writeIndex(deleted!.id, SITE, ['late']), undefined);
+    t.same((await knowledge.chunks()).map((chunk) => chunk.text), ['kept', 'chunks']);
+    t.same(settled, ['f0.txt:failed', 'f2.txt:indexed']);
     t.same(await knowledge.files.pending(), [], 'nothing left uploaded');
+
+    const stopped = uploadedFileRow(SITE, randomUUID(), { name: 'stopped.txt', extension: 'txt', size: 10 }, new Date(T0 + 3));
+    await knowledge.insert(stopped);
+    t.equal(await knowledge.files.writeIndex(stopped.id, SITE, ['never'], AbortSignal.abort()), undefined, 'stopped by its signal');
+    t.equal((await knowledge.files.current(stopped.id))?.status, 'uploaded', 'rolled back: left to index again');
+    t.same((await knowledge.chunks()).map((chunk) => chunk.text), ['kept', 'chunks']);
   });
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import t from 'tap';
 import { queryTerms, toFtsQuery } from '../src/knowledge/search.js';
 import { separateWords } from '../src/text/cjk.js';
-import { buildTestApp, fixturesDir, projectRoot, type TestApp } from './helpers/app.js';
+import { SQLITE_ONLY, buildTestApp, fixturesDir, projectRoot, type TestApp } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 
 const fixture = (relative: string) => fs.readFileSync(path.join(fixturesDir, relative));
@@ -85,7 +85,7 @@ t.test('a Japanese compound inside a longer one ranks its document first; Chines
   t.same(await search(ctx, '原子力発電所の安全性'), (await search(ctx, '原子力発電所 安全性')).slice(0, 10), 'particles split a query like spaces');
 });
 
-t.test('migration 0009 sends files indexed without word separators back to the indexer', async (t) => {
+t.test('migration 0009 sends files indexed without word separators back to the indexer', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t);
   const nuclear = await upload(ctx, 'nuclear.txt', '東京電力の福島第一原子力発電所は日本の発電所です。');
   const english = await upload(ctx, 'english.txt', 'Plain English text needs no segmentation.');

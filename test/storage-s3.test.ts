@@ -12,8 +12,9 @@ import t from 'tap';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.js';
 import { SOCKET_IDLE_TIMEOUT_MS, temporaryFolderFor, S3Storage } from '../src/knowledge/s3-storage.js';
 import { FileStorage, StoreStartError, createObjectStore, describeStore } from '../src/knowledge/storage.js';
-import { BOOTSTRAP_KEY, buildTestApp, failedStart, fixturesDir, spawnServer, startApp, startService, tempDataDir, testConfig, waitFor, type TestApp } from './helpers/app.js';
+import { BOOTSTRAP_KEY, onPostgres, buildTestApp, failedStart, fixturesDir, spawnServer, startApp, startService, tempDataDir, testConfig, waitFor, type TestApp } from './helpers/app.js';
 import { closedPortUrl } from './helpers/fake-ollama.js';
+import { knowledgeRows } from './helpers/knowledge-rows.js';
 import { multipart } from './helpers/multipart.js';
 import { S3_CREDENTIALS, startS3, type S3Fixture } from './helpers/s3.js';
 
@@ -129,14 +130,16 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   t.equal((await getFile(ctx, kept.id)).status, 'indexed');
 
   // A row that cannot be written (the database locked by another program) takes its object back.
-  ctx.sqlite.exec('BEGIN EXCLUSIVE');
-  ctx.sqlite.prepare("update sites set name = name || '' where 0").run();
-  const locked = await upload(ctx, 'locked.txt', 'Written while the database is locked.');
-  ctx.sqlite.exec('ROLLBACK');
-  t.equal(locked.statusCode, 503);
-  t.equal(locked.json().error.code, 'DATABASE_BUSY');
-  t.same(await s3.keys(), [objectKey(s3, kept.s3Key)], 'no object without its row');
-  t.same(temporaryFiles(ctx), []);
+  if (!onPostgres) {
+    ctx.sqlite.exec('BEGIN EXCLUSIVE');
+    ctx.sqlite.prepare("update sites set name = name || '' where 0").run();
+    const locked = await upload(ctx, 'locked.txt', 'Written while the database is locked.');
+    ctx.sqlite.exec('ROLLBACK');
+    t.equal(locked.statusCode, 503);
+    t.equal(locked.json().error.code, 'DATABASE_BUSY');
+    t.same(await s3.keys(), [objectKey(s3, kept.s3Key)], 'no object without its row');
+    t.same(temporaryFiles(ctx), []);
+  }
 
   await s3.stop();
   const refused = await upload(ctx, 'refused.txt', 'Nitro cold brew is served from a tap.');
@@ -163,7 +166,7 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   t.match(await searchText(ctx, 'cold brew'), /twelve hours/, 'and so is its index');
 
   // Indexing waits for the store (as for a full disk) rather than failing the file.
-  ctx.sqlite.prepare("update knowledge_files set status = 'uploaded' where id = ?").run(kept.id);
+  await knowledgeRows(ctx.app).markUploaded(kept.id);
   ctx.app.indexer.enqueue(kept.id);
   await waitFor(() => ctx.app.indexer.status().waiting?.reason === 'storage-unavailable', 'indexing to wait for the store');
   t.match(await ctx.app.readiness.check(), { indexing: 'waiting', storage: 'unreachable' });
@@ -188,7 +191,7 @@ t.test('an object gone from the bucket fails its file with a readable error', as
   await ctx.app.indexer.whenIdle();
   await s3.client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: objectKey(s3, item.s3Key) }));
   t.equal(await ctx.app.objectStore.exists(item.s3Key), false);
-  ctx.sqlite.prepare("update knowledge_files set status = 'uploaded' where id = ?").run(item.id);
+  await knowledgeRows(ctx.app).markUploaded(item.id);
   ctx.app.indexer.enqueue(item.id);
   await ctx.app.indexer.whenIdle();
   const failed = await getFile(ctx, item.id);

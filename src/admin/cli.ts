@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { DATABASE_FILE } from '../db/client.js';
+import { databaseFile } from '../db/client.js';
 import { AppError } from '../errors.js';
 import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
+import { MigrationError, migrateToPostgres, reportLines } from './migrate.js';
 
 const USAGE = `Usage: blog-admin <command> [--json]
 
@@ -20,10 +20,14 @@ const USAGE = `Usage: blog-admin <command> [--json]
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
+  migrate-to-postgres --to postgres://user:password@host:5432/database
+                                copy this SQLite site (DATA_DIR's database, server stopped) into
+                                an empty PostgreSQL database, with the same ids and keys; with
+                                STORAGE_URL set, its knowledge files into that bucket too
 
 --json prints what a script reads instead of a table.
-Uses the database in DATA_DIR (default ./data), like the server; only "site create" may
-create it. In the Docker image: docker exec <container> blog-admin site list`;
+Uses the database the server uses: DATABASE_URL, or DATA_DIR's (default ./data); only
+"site create" may create a SQLite one. In the Docker image: docker exec <container> blog-admin site list`;
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -52,6 +56,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         description: { type: 'string' },
         language: { type: 'string' },
         'posts-per-page': { type: 'string' },
+        to: { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -66,10 +71,21 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   const command = `${resource} ${action ?? ''}`.trim();
   const json = (value: unknown) => out(JSON.stringify(value, null, 2));
 
-  // Only a site create may make a database: anything else on a wrong DATA_DIR says so.
-  const databaseFile = path.join(config.dataDir, DATABASE_FILE);
-  if (command !== 'site create' && !fs.existsSync(databaseFile)) {
-    throw new UsageError(`No database at ${databaseFile}: check DATA_DIR (the server creates it at its first start; "site create" may too)`);
+  if (command === 'migrate-to-postgres') {
+    const report = await migrateToPostgres(config, { to: values.to ?? '', progress: values.json ? undefined : out });
+    if (values.json) return json(report);
+    for (const line of reportLines(report, table)) out(line);
+    return;
+  }
+
+  // Only a site create may make a SQLite database: anything else on a wrong DATA_DIR says so.
+  // (A PostgreSQL database is made by its administrator, and migrated by whoever opens it first.)
+  if (config.database.kind === 'sqlite') {
+    const file = databaseFile(config.dataDir, config.database.path);
+    if (command !== 'site create' && !fs.existsSync(file)) {
+      const setting = config.database.path ? 'DATABASE_URL' : 'DATA_DIR';
+      throw new UsageError(`No database at ${file}: check ${setting} (the server creates it at its first start; "site create" may too)`);
+    }
   }
 
   // The same database and site service as the server, without the rest of the app.
@@ -157,7 +173,7 @@ if (isMain()) {
     await runAdmin(process.argv.slice(2), loadConfig());
   } catch (error) {
     // Mistakes a person can fix: one line, exit 2. Anything else is a bug: its stack helps.
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError) {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError || error instanceof MigrationError) {
       console.error(error.message);
       process.exit(2);
     }

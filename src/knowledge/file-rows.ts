@@ -1,6 +1,9 @@
 import type { KnowledgeFileRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
+import type { Page } from '../pagination.js';
 import { MEDIA_TYPES, type KnowledgeExtension } from './detect.js';
+import type { MaybePromise } from './maybe.js';
+import type { Passage, SearchOptions } from './search.js';
 import { storageKeyFor } from './storage.js';
 
 // The rows of knowledge files and chunks as both databases write them (service.ts and
@@ -32,6 +35,42 @@ export interface IndexOutcome {
   status: 'indexed' | 'failed';
   error: string | null;
   chunkCount: number;
+}
+
+/**
+ * Knowledge file rows, their chunks and their status in one database: KnowledgeFiles (files.ts)
+ * on SQLite answers at once, PgKnowledgeFiles (pg-files.ts) on PostgreSQL with promises. The
+ * service and the indexer work over either; storing files, extracting text, queuing and
+ * retrying stay with them.
+ */
+export interface KnowledgeFileStore {
+  /** Of the given ids, those that are knowledge files of the site. */
+  existingIds(siteId: string, fileIds: readonly string[]): MaybePromise<Set<string>>;
+  /** The site's file; 404 when it is not. */
+  get(siteId: string, fileId: string): MaybePromise<KnowledgeFileRow>;
+  /** The site's files, newest first. */
+  list(siteId: string, page: number, limit: number): MaybePromise<Page<KnowledgeFileRow>>;
+  /** Records a stored upload (uploadedFileRow). */
+  insert(row: KnowledgeFileRow): MaybePromise<void>;
+  /** Deletes the site's file row, its chunks with it; 404 when it is gone. */
+  delete(siteId: string, fileId: string): MaybePromise<void>;
+  /** The best passages of the site's indexed files for a query (search.ts, pg-search.ts). */
+  search(siteId: string, query: string, options?: SearchOptions): MaybePromise<Passage[]>;
+  /** Files left `uploaded` (by a crash, or a stop), oldest first: to index again. */
+  pending(): MaybePromise<QueuedFile[]>;
+  lookUp(fileId: string): MaybePromise<QueuedFile | undefined>;
+  /** The file's row as it is now, whatever its site. */
+  current(fileId: string): MaybePromise<KnowledgeFileRow | undefined>;
+  /** Removes the chunks of a file that still awaits indexing (a file indexed or failed keeps its own). */
+  clearChunks(fileId: string, siteId?: string): MaybePromise<void>;
+  /**
+   * Writes the file's chunks and marks it indexed, if it still awaits indexing: answers the row
+   * as marked, or undefined when the file was deleted, settled meanwhile, or `signal` stopped
+   * the writing (the file is then left `uploaded`).
+   */
+  writeIndex(fileId: string, siteId: string, texts: readonly string[], signal?: AbortSignal): Promise<KnowledgeFileRow | undefined>;
+  /** Marks an `uploaded` file indexed or failed (a failed file keeps no chunks); undefined when gone or marked already. */
+  finish(fileId: string, outcome: IndexOutcome): MaybePromise<KnowledgeFileRow | undefined>;
 }
 
 /** The row of a stored upload, recorded `uploaded` before it is indexed. */

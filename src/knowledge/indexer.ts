@@ -1,17 +1,16 @@
 import os from 'node:os';
-import { and, eq } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { knowledgeChunks, knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
-import { isDatabaseBusy, isStorageFull, isStorageUnavailable } from '../errors.js';
+import { twinOf } from '../db/backend.js';
+import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isStorageUnavailable } from '../errors.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
+import { chunkRows, type IndexOutcome, type KnowledgeFileStore, type QueuedFile } from './file-rows.js';
+import { KnowledgeFiles, type KnowledgeSettledListener } from './files.js';
+import { isPromise } from './maybe.js';
 import type { ObjectStore } from './storage.js';
-import type { SiteStorageUsage } from './usage.js';
-import { chunkRows, chunkTextBytes, queuedFileColumns, type IndexOutcome, type QueuedFile } from './file-rows.js';
 
 /** Kept importable from here, where they began. */
-export { chunkRows, type QueuedFile };
+export { chunkRows, type KnowledgeSettledListener, type QueuedFile };
 
 /** Text of a stored file cut into index chunks; by default extracted and chunked in a child process. */
 export type ChunkSource = (
@@ -20,11 +19,6 @@ export type ChunkSource = (
   fileName: string,
   options: { signal: AbortSignal; maxTextBytes?: number },
 ) => Promise<string[]>;
-
-// Chunks are written in small transactions with a pause between them, so indexing a large
-// file never holds the event loop (and with it every other request) for long.
-const WRITE_BATCH = 25;
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Logger {
   info(obj: object, msg: string): void;
@@ -46,8 +40,6 @@ export interface IndexerOptions {
   /** First wait after a full disk or a locked database; each further one doubles, up to `retryMaxMs`. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** Told of the chunk text written and removed, for the sites' storage quota. */
-  usage?: SiteStorageUsage;
 }
 
 /** Formats whose extraction cost follows their size; PDF and Word files can be slow at any size. */
@@ -56,18 +48,33 @@ const CHEAP_FORMATS: ReadonlySet<string> = new Set(['txt', 'md', 'csv']);
 export interface IndexerStatus {
   queued: number;
   active: number;
-  /** Set while indexing waits for the disk to have space, the database to be unlocked, or the file store to answer. */
+  /** Set while indexing waits for the disk to have space, the database to be unlocked or reachable, or the file store to answer. */
   waiting: { reason: WaitReason; retryAt: Date } | null;
 }
 
-/** Why indexing waits: a full disk, a locked database, a file store that does not answer. */
-export type WaitReason = 'storage-full' | 'database-busy' | 'storage-unavailable';
+/** Why indexing waits: a full disk, a locked database, a database or a file store that does not answer. */
+export type WaitReason = 'storage-full' | 'database-busy' | 'database-unavailable' | 'storage-unavailable';
 
 const WAIT_MESSAGES: Record<WaitReason, string> = {
   'storage-full': 'knowledge indexing waits: the disk is full',
   'database-busy': 'knowledge indexing waits: the database is locked',
+  'database-unavailable': 'knowledge indexing waits: the database cannot be reached',
   'storage-unavailable': 'knowledge indexing waits: the file store cannot be reached',
 };
+
+/** PostgreSQL's SQLSTATEs of an error and of its causes (Drizzle wraps the driver's error in `cause`). */
+function sqlStates(error: unknown): string[] {
+  const codes: string[] = [];
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string') codes.push(code);
+  }
+  return codes;
+}
+
+/** PostgreSQL's disk full (53100), and its lock conflicts: a deadlock, a serialization failure, a lock not available. */
+const isPostgresDiskFull = (error: unknown) => sqlStates(error).includes('53100');
+const isPostgresConflict = (error: unknown) => sqlStates(error).some((code) => code === '40001' || code === '40P01' || code === '55P03');
 
 /** The file's work could not be done for a reason outside it (full disk, locked database, unreachable store): it waits. */
 class Postponed extends Error {
@@ -79,27 +86,30 @@ class Postponed extends Error {
 const DEFAULT_SMALL_FILE_BYTES = 128 * 1024;
 
 /**
- * Indexes uploaded files in the background: extract, chunk, write the chunks (their FTS5
- * rows follow by trigger), then mark the file `indexed` (or `failed` with a readable error).
- * A file's status turns `indexed` only after all its chunks are written, so a crash leaves
- * it `uploaded`, and `resumePending()` at start-up indexes it again from scratch.
+ * Indexes uploaded files in the background: extract, chunk, write the chunks, then mark the
+ * file `indexed` (or `failed` with a readable error), through the files store of the database
+ * in use (KnowledgeFiles on SQLite, in small transactions; PgKnowledgeFiles on PostgreSQL, in
+ * the transaction that marks the file). A file's status turns `indexed` only after all its
+ * chunks are written, so a crash leaves it `uploaded`, and `resumePending()` at start-up
+ * indexes it again from scratch.
  *
  * Sites take turns (round robin): a site that uploads a hundred files delays another site's
- * next file by one file, not a hundred. A full disk or a locked database never fails a file
- * nor ends the process: the file stays `uploaded`, indexing pauses with a growing backoff and
- * resumes by itself once a write succeeds again.
+ * next file by one file, not a hundred. A full disk, a locked database or one that cannot be
+ * reached, or a file store that does not answer never fails a file nor ends the process: the
+ * file stays `uploaded`, indexing pauses with a growing backoff and resumes by itself once a
+ * write succeeds again.
  */
-/** Runs inside the transaction that marks a file indexed or failed, with the row as marked. */
-export type KnowledgeSettledListener = (tx: Executor, file: KnowledgeFileRow) => void;
-
 export class KnowledgeIndexer {
-  private readonly settledListeners: KnowledgeSettledListener[] = [];
   /** Per site, files in upload order. */
   private readonly queues = new Map<string, QueuedFile[]>();
   /** When each site was last served (a running count), for round robin. */
   private readonly lastTurn = new Map<string, number>();
   private turns = 0;
   private readonly queuedIds = new Set<string>();
+  /** Files being indexed: queued again meanwhile (resumePending() while one is indexed), they are not indexed twice at once. */
+  private readonly activeIds = new Set<string>();
+  /** Files enqueued by id whose rows are being looked up (PostgreSQL). */
+  private lookingUp = 0;
   /** Lanes for any file, then (last) the lane for small text files. */
   private readonly lanes: (Promise<void> | null)[];
   private readonly generalLanes: number;
@@ -116,7 +126,7 @@ export class KnowledgeIndexer {
   private readonly retryMaxMs: number;
 
   constructor(
-    private readonly db: Executor,
+    private readonly files: KnowledgeFileStore,
     private readonly storage: ObjectStore,
     private readonly log: Logger,
     private readonly chunkSource: ChunkSource = extractChunksInWorker,
@@ -130,16 +140,38 @@ export class KnowledgeIndexer {
     this.retryMaxMs = options.retryMaxMs ?? 60_000;
   }
 
-  /** Queues a file for indexing (its row, or its id, looked up). */
-  /** Calls `listener` inside the transaction that marks a file indexed or failed (webhooks write their outbox there). */
+  /**
+   * Calls `listener` inside the transaction that marks a file indexed or failed, on SQLite: the
+   * same as `onSettled` of the files store (app.knowledgeFiles), where listeners are kept. On
+   * PostgreSQL, whose listeners are asynchronous, register on PgKnowledgeFiles instead.
+   */
   onSettled(listener: KnowledgeSettledListener): void {
-    this.settledListeners.push(listener);
+    twinOf(this.files, KnowledgeFiles).onSettled(listener);
   }
 
+  /** Queues a file for indexing (its row, or its id, looked up). */
   enqueue(file: string | QueuedFile): void {
     if (this.closed) return;
-    const queued = typeof file === 'string' ? this.lookUp(file) : { id: file.id, siteId: file.siteId, sizeBytes: file.sizeBytes, extension: file.extension };
-    if (!queued || this.queuedIds.has(queued.id)) return;
+    if (typeof file !== 'string') return this.add({ id: file.id, siteId: file.siteId, sizeBytes: file.sizeBytes, extension: file.extension });
+    const found = this.files.lookUp(file);
+    if (!isPromise(found)) {
+      if (found) this.add(found);
+      return;
+    }
+    this.lookingUp++;
+    found
+      .then(
+        (row) => row && this.add(row),
+        (error: unknown) => this.log.warn({ err: error, fileId: file }, 'could not look up a knowledge file to index; it is indexed at the next start'),
+      )
+      .finally(() => {
+        this.lookingUp--;
+        this.notifyIfIdle();
+      });
+  }
+
+  private add(queued: QueuedFile): void {
+    if (this.closed || this.queuedIds.has(queued.id) || this.activeIds.has(queued.id)) return;
     this.queuedIds.add(queued.id);
     const siteQueue = this.queues.get(queued.siteId);
     if (siteQueue) siteQueue.push(queued);
@@ -147,16 +179,19 @@ export class KnowledgeIndexer {
     this.pump();
   }
 
-  /** Queues every file a previous process left `uploaded`. */
-  resumePending(): number {
-    const pending = this.db
-      .select(queuedFileColumns(knowledgeFiles))
-      .from(knowledgeFiles)
-      .where(eq(knowledgeFiles.status, 'uploaded'))
-      .orderBy(knowledgeFiles.createdAt)
-      .all();
-    for (const file of pending) this.enqueue(file);
-    return pending.length;
+  /**
+   * Queues every file left `uploaded` (by a previous process, or by an instance sharing the
+   * database that stopped); answers how many. Synchronous on SQLite. On PostgreSQL this includes
+   * files another live instance is indexing right now: both may index such a file, and the
+   * files store keeps the first attempt to finish (one set of chunks, one final status).
+   */
+  resumePending(): number | Promise<number> {
+    const pending = this.files.pending();
+    const queue = (files: QueuedFile[]) => {
+      for (const file of files) this.enqueue(file);
+      return files.length;
+    };
+    return isPromise(pending) ? pending.then(queue) : queue(pending);
   }
 
   status(): IndexerStatus {
@@ -188,7 +223,7 @@ export class KnowledgeIndexer {
   }
 
   private isIdle(): boolean {
-    return this.lanes.every((lane) => lane === null) && (this.queuedIds.size === 0 || this.waiting !== null || this.closed);
+    return this.lookingUp === 0 && this.lanes.every((lane) => lane === null) && (this.queuedIds.size === 0 || this.waiting !== null || this.closed);
   }
 
   private notifyIfIdle(): void {
@@ -198,24 +233,23 @@ export class KnowledgeIndexer {
     for (const resolve of waiters) resolve();
   }
 
-  private lookUp(fileId: string): QueuedFile | undefined {
-    return this.db
-      .select(queuedFileColumns(knowledgeFiles))
-      .from(knowledgeFiles)
-      .where(eq(knowledgeFiles.id, fileId))
-      .get();
-  }
-
   /** Starts queued files on free lanes: the general lanes take any file, the last lane small text files only. */
   private pump(): void {
-    // While waiting, `waiting` stays set (with its attempt count) until a file gets through.
-    if (this.closed || (this.waiting && Date.now() < this.waiting.retryAt)) return;
+    if (this.closed) return;
+    // While waiting, `waiting` stays set (with its attempt count) until a file gets through. A
+    // timer may fire a millisecond before the clock reaches retryAt: it is set again for the rest.
+    if (this.waiting && Date.now() < this.waiting.retryAt) {
+      if (!this.retryTimer) this.retryAfter(this.waiting.retryAt - Date.now());
+      return;
+    }
     this.lanes.forEach((lane, index) => {
       if (lane) return;
       const file = this.takeNext(index >= this.generalLanes);
       if (!file) return;
       this.activeBySite.set(file.siteId, (this.activeBySite.get(file.siteId) ?? 0) + 1);
+      this.activeIds.add(file.id);
       this.lanes[index] = this.run(file).finally(() => {
+        this.activeIds.delete(file.id);
         const left = (this.activeBySite.get(file.siteId) ?? 1) - 1;
         if (left > 0) this.activeBySite.set(file.siteId, left);
         else this.activeBySite.delete(file.siteId);
@@ -266,7 +300,7 @@ export class KnowledgeIndexer {
       if (postponed) return this.postpone(file, postponed);
       this.log.error({ err: error, fileId: file.id }, 'knowledge indexing failed unexpectedly');
       try {
-        this.finish(file.id, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
+        await this.files.finish(file.id, { status: 'failed', error: 'Indexing failed unexpectedly; upload the file again', chunkCount: 0 });
       } catch (finishError) {
         const again = this.classify(finishError);
         if (again) return this.postpone(file, again);
@@ -276,16 +310,20 @@ export class KnowledgeIndexer {
   }
 
   private classify(error: unknown): Postponed | null {
-    if (isStorageFull(error)) return new Postponed('storage-full', { cause: error });
-    if (isDatabaseBusy(error)) return new Postponed('database-busy', { cause: error });
+    if (isStorageFull(error) || isPostgresDiskFull(error)) return new Postponed('storage-full', { cause: error });
+    if (isDatabaseBusy(error) || isPostgresConflict(error)) return new Postponed('database-busy', { cause: error });
+    // The store's error first: it carries its own network failure (ECONNREFUSED) as its cause.
     if (isStorageUnavailable(error)) return new Postponed('storage-unavailable', { cause: error });
+    if (isDatabaseUnavailable(error)) return new Postponed('database-unavailable', { cause: error });
     return null;
   }
 
   private postpone(file: QueuedFile, postponed: Postponed): void {
     // Partial chunks would be cleared by the next attempt anyway; try now, it may not work yet.
+    // (Only SQLite writes a file's chunks in several transactions: on PostgreSQL there are none.)
     try {
-      this.clearChunks(file.id, file.siteId);
+      const cleared = this.files.clearChunks(file.id, file.siteId);
+      if (isPromise(cleared)) cleared.catch(() => {});
     } catch {
       // Still full or locked: the next attempt starts by clearing them.
     }
@@ -301,6 +339,10 @@ export class KnowledgeIndexer {
       WAIT_MESSAGES[postponed.reason],
     );
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryAfter(delay);
+  }
+
+  private retryAfter(delay: number): void {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.pump();
@@ -308,14 +350,10 @@ export class KnowledgeIndexer {
     this.retryTimer.unref();
   }
 
-  private currentRow(fileId: string, db: Executor = this.db) {
-    return db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
-  }
-
   private async index(fileId: string): Promise<void> {
-    const file = this.currentRow(fileId);
+    const file = await this.files.current(fileId);
     if (!file || file.status !== 'uploaded') return;
-    this.clearChunks(fileId, file.siteId);
+    await this.files.clearChunks(fileId, file.siteId);
 
     let chunks: string[];
     try {
@@ -330,45 +368,17 @@ export class KnowledgeIndexer {
       if (this.closed) return; // cancelled by shutdown: left `uploaded`, indexed at the next start
       if (!(error instanceof ExtractionError)) throw error;
       this.log.warn({ fileId, reason: error.message }, 'knowledge file could not be indexed');
-      this.finish(fileId, { status: 'failed', error: error.message, chunkCount: 0 });
+      await this.finish(fileId, { status: 'failed', error: error.message, chunkCount: 0 });
       return;
     }
 
-    for (let start = 0; start < chunks.length; start += WRITE_BATCH) {
-      if (this.closed) return; // left `uploaded`: the next start indexes it again
-      const stillThere = this.db.transaction((tx) => {
-        if (!this.currentRow(fileId, tx)) return false; // deleted while being indexed
-        tx.insert(knowledgeChunks).values(chunkRows(fileId, file.siteId, chunks.slice(start, start + WRITE_BATCH), start)).run();
-        return true;
-      });
-      if (!stillThere) return;
-      this.options.usage?.added(file.siteId, chunkTextBytes(chunks.slice(start, start + WRITE_BATCH)));
-      await yieldToEventLoop();
-    }
-    this.finish(fileId, { status: 'indexed', error: null, chunkCount: chunks.length });
-    this.log.info({ fileId, chunks: chunks.length }, 'knowledge file indexed');
+    // Stopped by shutdown, it is left `uploaded`: the next start indexes it again. Deleted or
+    // settled meanwhile (by another instance), nothing of this attempt stays.
+    const row = await this.files.writeIndex(fileId, file.siteId, chunks, this.shutdown.signal);
+    if (row) this.log.info({ fileId, chunks: chunks.length }, 'knowledge file indexed');
   }
 
-  /** Index entries follow their chunks (triggers keep knowledge_fts in step). */
-  private clearChunks(fileId: string, siteId?: string): void {
-    const { changes } = this.db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
-    if (changes > 0 && siteId) this.options.usage?.changed(siteId);
-  }
-
-  private finish(fileId: string, result: IndexOutcome): void {
-    // One transaction: a failed file never keeps chunks, whatever fails in between.
-    this.db.transaction((tx) => {
-      if (result.status === 'failed' && tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run().changes > 0) {
-        const siteId = this.currentRow(fileId, tx)?.siteId;
-        if (siteId) this.options.usage?.changed(siteId);
-      }
-      const row = tx
-        .update(knowledgeFiles)
-        .set({ ...result, updatedAt: new Date() })
-        .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.status, 'uploaded')))
-        .returning()
-        .get();
-      if (row) for (const listener of this.settledListeners) listener(tx, row);
-    });
+  private async finish(fileId: string, result: IndexOutcome): Promise<void> {
+    await this.files.finish(fileId, result);
   }
 }

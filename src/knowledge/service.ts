@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { and, count, desc, eq, inArray } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { knowledgeFiles, type KnowledgeFileRow } from '../db/schema.js';
+import type { KnowledgeFileRow } from '../db/schema.js';
 import { AppError, validationError } from '../errors.js';
 import { MAX_FILE_BYTES } from '../limits.js';
-import { paginate, type Page } from '../pagination.js';
+import type { Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
-import { searchKnowledge, type Passage, type SearchOptions } from './search.js';
-import { knowledgeItemNotFound, uploadedFileRow } from './file-rows.js';
+import type { MaybePromise } from './maybe.js';
+import type { Passage, SearchOptions } from './search.js';
+import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
 import { safeFileName, type ObjectStore } from './storage.js';
-import { quotaRefusal, type SiteStorageUsage } from './usage.js';
+import { quotaRefusal } from './usage.js';
 
 export type { KnowledgeFileRow };
 
@@ -55,47 +54,30 @@ interface ReceivedUpload {
   size: number;
 }
 
-/** Of the given ids, those that are knowledge files of the site. */
-export function existingFileIds(db: Executor, siteId: string, fileIds: readonly string[]): Set<string> {
-  if (fileIds.length === 0) return new Set();
-  const rows = db
-    .select({ id: knowledgeFiles.id })
-    .from(knowledgeFiles)
-    .where(and(eq(knowledgeFiles.siteId, siteId), inArray(knowledgeFiles.id, [...fileIds])))
-    .all();
-  return new Set(rows.map((r) => r.id));
-}
-
-function findFile(db: Executor, siteId: string, fileId: string): KnowledgeFileRow {
-  const row = db
-    .select()
-    .from(knowledgeFiles)
-    .where(and(eq(knowledgeFiles.id, fileId), eq(knowledgeFiles.siteId, siteId)))
-    .get();
-  if (!row) throw knowledgeItemNotFound();
-  return row;
-}
-
-/** A site's knowledge base: uploaded files, their index and search over it. */
 export interface KnowledgeServiceOptions {
   /** What a site's stored files plus their index may take (SITE_STORAGE_QUOTA_MB); no limit without. */
   quotaBytes?: number;
-  usage?: SiteStorageUsage;
+  /** SiteStorageUsage on SQLite, PgSiteStorageUsage on PostgreSQL (the files store keeps its tally). */
+  usage?: { usage(siteId: string): MaybePromise<number> };
 }
 
+/**
+ * A site's knowledge base: uploaded files, their index and search over it, in the database of
+ * `files` (KnowledgeFiles on SQLite, PgKnowledgeFiles on PostgreSQL) and the object store.
+ */
 export class KnowledgeService {
   constructor(
-    private readonly db: Executor,
+    private readonly files: KnowledgeFileStore,
     private readonly storage: ObjectStore,
     private readonly indexer: KnowledgeIndexer,
     private readonly options: KnowledgeServiceOptions = {},
   ) {}
 
   /** 413 QUOTA_EXCEEDED when the site's files and index, plus `incomingBytes`, pass its quota. */
-  private checkQuota(siteId: string, incomingBytes: number): void {
+  private async checkQuota(siteId: string, incomingBytes: number): Promise<void> {
     const { quotaBytes, usage } = this.options;
     if (quotaBytes === undefined || !usage) return;
-    const refusal = quotaRefusal(usage.usage(siteId), quotaBytes, incomingBytes);
+    const refusal = quotaRefusal(await usage.usage(siteId), quotaBytes, incomingBytes);
     if (refusal) throw refusal;
   }
 
@@ -116,13 +98,13 @@ export class KnowledgeService {
         }
         // A site already at its quota is refused before a byte is written.
         try {
-          this.checkQuota(siteId, 0);
+          await this.checkQuota(siteId, 0);
         } catch (error) {
           part.file?.resume();
           throw error;
         }
         received = await this.receive(part.filename ?? '', part.file!);
-        this.checkQuota(siteId, received.size);
+        await this.checkQuota(siteId, received.size);
       }
       if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
     } catch (error) {
@@ -167,7 +149,7 @@ export class KnowledgeService {
       throw error;
     }
     try {
-      this.db.insert(knowledgeFiles).values(row).run();
+      await this.files.insert(row);
     } catch (error) {
       // The row's failure is the answer; a store that also fails here leaves an orphan object.
       await this.storage.remove(row.storageKey).catch(() => {});
@@ -177,45 +159,37 @@ export class KnowledgeService {
   }
 
   async get(siteId: string, fileId: string): Promise<KnowledgeFileRow> {
-    return findFile(this.db, siteId, fileId);
+    return this.files.get(siteId, fileId);
   }
 
   async list(siteId: string, page: number, limit: number): Promise<Page<KnowledgeFileRow>> {
-    const where = eq(knowledgeFiles.siteId, siteId);
-    return paginate(
-      page,
-      limit,
-      () => this.db.select({ n: count() }).from(knowledgeFiles).where(where).get()!.n,
-      (offset, size) =>
-        this.db.select().from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), desc(knowledgeFiles.id)).limit(size).offset(offset).all(),
-    );
+    return this.files.list(siteId, page, limit);
   }
 
   /** The best passages for a query; `fileIds` that are not the site's files are a 400 naming them. */
   async search(siteId: string, query: string, options: SearchOptions = {}): Promise<Passage[]> {
     if (options.fileIds?.length) {
-      const known = existingFileIds(this.db, siteId, options.fileIds);
+      const known = await this.files.existingIds(siteId, options.fileIds);
       const unknown = [...new Set(options.fileIds.filter((id) => !known.has(id)))];
       if (unknown.length) throw unknownFileIds(unknown, '/querystring/fileIds');
     }
-    return searchKnowledge(this.db, siteId, query, options);
+    return this.files.search(siteId, query, options);
   }
 
   /** Of the given ids, those that are the site's files (selected files a batch or task names). */
   async existingIds(siteId: string, fileIds: readonly string[]): Promise<Set<string>> {
-    return existingFileIds(this.db, siteId, fileIds);
+    return this.files.existingIds(siteId, fileIds);
   }
 
   /**
    * Removes the stored file, then the file's row (its chunks and index entries go with it). In
    * that order, a store that cannot be reached fails the delete with the row kept, and a retry
-   * finishes it; the other order would leave a stored file no row points to.
+   * finishes it; the other order would leave a stored file no row points to. A row deleted
+   * meanwhile by another request is a 404.
    */
   async delete(siteId: string, fileId: string): Promise<void> {
-    const row = findFile(this.db, siteId, fileId);
+    const row = await this.files.get(siteId, fileId);
     await this.storage.remove(row.storageKey);
-    const { changes } = this.db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).run();
-    if (changes === 0) throw knowledgeItemNotFound(); // deleted meanwhile by another request
-    this.options.usage?.changed(siteId);
+    await this.files.delete(siteId, fileId);
   }
 }

@@ -90,7 +90,9 @@ async function startCluster(): Promise<Cluster> {
     const [command, argv] = owner.wrap(path.join(PG_BIN, program), args);
     await run(command, argv, { cwd: dir, timeout: 60_000 });
   };
-  // Nothing here needs to survive a crash: no fsync anywhere, the smallest useful server.
+  // Nothing here needs to survive a machine's crash: no fsync anywhere, the smallest useful server.
+  // A commit is still written out before it is answered (synchronous_commit stays on): what a
+  // test saw committed survives stopPostgres, an immediate stop.
   await exec('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
   const port = await freePort();
   const result: Cluster = { dir, dataDir, socketDir, port, exec, running: false };
@@ -118,7 +120,6 @@ async function startServer(c: Cluster): Promise<void> {
     `-k ${c.socketDir}`,
     '-c listen_addresses=127.0.0.1',
     '-c fsync=off',
-    '-c synchronous_commit=off',
     '-c full_page_writes=off',
     '-c max_connections=200',
     '-c shared_buffers=32MB',
