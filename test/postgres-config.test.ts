@@ -48,8 +48,10 @@ t.test('any other DATABASE_URL is a configuration error naming it, never showing
   }
 });
 
-t.test('the server reads no DATABASE_URL yet: a start is not refused for one', async (t) => {
-  t.notOk('database' in loadConfig({ DATABASE_URL: 'mysql://x' }));
+t.test('the configuration carries the database DATABASE_URL names; an unknown kind stops the start naming it', async (t) => {
+  t.same(loadConfig({}).database, { kind: 'sqlite', path: null });
+  t.same(loadConfig({ DATABASE_URL: 'postgres://blog:s3cret@db/blog', DATABASE_POOL_MAX: '4' }).database, { kind: 'postgres', url: 'postgres://blog:s3cret@db/blog', poolMax: 4 });
+  t.throws(() => loadConfig({ DATABASE_URL: 'mysql://blog:s3cret@db/blog' }), /DATABASE_URL.*mysql:\/\/blog:\*\*\*@db\/blog/);
 });
 
 t.test('database URLs are shown with their password hidden', async (t) => {
