@@ -99,7 +99,7 @@ export const STORAGE_WAIT_CEILING_MS = 60_000;
  * The longest the loop waits between two tries while the database server cannot be reached: a
  * refused connection costs nothing to try, and work resumes within seconds of its return.
  */
-export const UNREACHABLE_WAIT_CEILING_MS = 10_000;
+export const UNREACHABLE_WAIT_CEILING_MS = 5_000;
 
 /** Why the loop claims nothing for now. */
 export type JobLoopWaitReason = 'storage-full' | 'database-busy' | 'database-unavailable' | 'error';
