@@ -4,7 +4,6 @@ import { scheduleBatch } from '../src/tasks/schedule.js';
 import { UnknownModelError } from '../src/generation/errors.js';
 import type { AppGenerator } from '../src/generation/service.js';
 import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from './helpers/app.js';
-import { jobRows } from './helpers/job-rows.js';
 import { multipart } from './helpers/multipart.js';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
@@ -58,7 +57,7 @@ t.test('defaults merge under each post; status maps to isDraft and visibility', 
 });
 
 const batch = (ctx: TestApp, payload: object, key?: string) => ctx.call({ method: 'POST', url: '/api/v1/posts/batch', payload, key });
-const taskCount = (ctx: TestApp) => jobRows(ctx.app).jobCount();
+const taskCount = (ctx: TestApp) => ctx.count('select count(*) as n from jobs');
 
 t.test('POST /posts/batch: 202 with one task id per post, in order', async (t) => {
   const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false } });
@@ -171,7 +170,8 @@ t.test('the loop generates each task into a post with its status, defaults and g
   t.same(posts[2].tags, ['ideas']);
   t.match(posts[0].title, /Espresso/i);
   t.ok(posts[0].content.length > 500);
-  t.equal(await jobRows(ctx.app).generatorProvider(posts[0].id), 'builtin');
+  const [row] = await ctx.rows<{ provider: string }>('select generator_provider as provider from posts where id = ?', posts[0].id);
+  t.equal(row.provider, 'builtin');
 
   // Deleting the post a task made leaves the task as it was.
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${posts[0].id}` })).statusCode, 200);
