@@ -11,7 +11,6 @@ import Fastify from 'fastify';
 import t, { type Test } from 'tap';
 import blogApp, { serverOptions } from '../src/app.js';
 import type { AppGenerator } from '../src/generation/service.js';
-import { JobQueue } from '../src/jobs/queue.js';
 import { BOOTSTRAP_KEY, buildTestApp, tempDataDir, testConfig, waitFor } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -186,11 +185,11 @@ t.test('on shutdown the job loop stops claiming first, while in-flight requests 
   const closing = ctx.app.close();
   await sleep(50);
   // A task falls due while the server is closing: it must stay pending for the next start.
-  const [job] = new JobQueue(ctx.app.database.db).enqueue(ctx.site.id, [{ kind: 'generate-post', payload: { topic: 'Late', params: {} }, scheduledFor: new Date() }], 3);
+  const { tasks } = await ctx.app.tasks.schedule(ctx.site.id, { posts: [{ topic: 'Late' }] });
   await sleep(300); // six polls of the loop (JOB_POLL_MS=50 in tests)
   await ctx.app.jobs.tick();
-  const row = ctx.sqlite.prepare('select status, attempts from jobs where id = ?').get(job!.id) as { status: string; attempts: number };
-  t.same(row, { status: 'pending', attempts: 0 }, 'not claimed during shutdown');
+  const { status, attempts } = await ctx.app.tasks.get(ctx.site.id, tasks[0]!.id);
+  t.same({ status, attempts }, { status: 'pending', attempts: 0 }, 'not claimed during shutdown');
   t.equal(ctx.app.jobs.status().state, 'stopping');
   socket.destroy();
   await closing;

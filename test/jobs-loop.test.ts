@@ -2,10 +2,11 @@ import { count, eq, like } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { openDatabase, type DbHandle } from '../src/db/client.js';
 import { jobs, sites } from '../src/db/schema.js';
-import { JobLoop, type JobHandler } from '../src/jobs/loop.js';
+import { JobLoop, loopOver, type JobHandler, type LoopQueue } from '../src/jobs/loop.js';
+import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue, type Job, type JobRow } from '../src/jobs/queue.js';
 import { createSite } from '../src/sites/keys.js';
-import { tempDataDir } from './helpers/app.js';
+import { tempDataDir, waitFor } from './helpers/app.js';
 
 // The queue and loop are tested with a kind of job of this test's own, which knows nothing of
 // posts: its effect is a row written in the transaction that marks the job succeeded.
@@ -362,4 +363,43 @@ t.test('a handler or settle listener answering a promise inside a SQLite transac
     t.match(row.lastError, /answered a promise inside a SQLite transaction/);
   }
   t.equal(s.effectCount(), 0, 'nothing of either committed');
+});
+
+t.test('loopOver narrows a loop to the queue it runs over, and refuses the other database\'s', async (t) => {
+  const s = setup(t);
+  const loop = s.makeLoop();
+  t.equal(loopOver(loop, JobQueue), loop);
+  t.throws(() => loopOver(loop, PgJobQueue), /Expected a job loop over a PgJobQueue/);
+});
+
+t.test('over a queue that answers promises, a start that fails is retried, `starting` meanwhile', async (t) => {
+  // What the loop does over PostgreSQL's queue, without one: every answer a promise.
+  let refusals = 1;
+  const calls: string[] = [];
+  const queue: LoopQueue<{ tx: true }> = {
+    async release(_now, expiredBefore) {
+      calls.push(expiredBefore === null ? 'release all' : 'release expired');
+      if (expiredBefore === null && refusals-- > 0) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      return 0;
+    },
+    claim: async () => [],
+    heartbeat: async () => {},
+    giveBack: async () => {},
+    succeed: async () => true,
+    defer: async () => true,
+    fail: async () => 'retry' as const,
+  };
+  const warnings: string[] = [];
+  const log = { info() {}, warn: (_obj: object, msg: string) => void warnings.push(msg), error() {} };
+  const loop = new JobLoop(queue, [], { pollMs: 10_000, concurrency: 1, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 20, random: () => 0, log });
+  loop.start();
+  t.equal(loop.status().state, 'starting', 'while the first release is under way');
+  await waitFor(() => loop.status().state === 'running', 'the start to be retried');
+  t.same(calls.slice(0, 2), ['release all', 'release all'], 'refused once, then done');
+  t.same(warnings, ['job loop could not start; retrying']);
+  const stopped = new JobLoop(queue, [], { pollMs: 10_000, concurrency: 1, leaseMs: 60_000, shutdownTimeoutMs: 1000, log });
+  stopped.start();
+  await stopped.stop();
+  t.equal(stopped.status().state, 'stopping', 'a loop stopped while its start was under way does not start');
+  await loop.stop();
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Executor } from '../db/client.js';
 import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isTransientStorageError } from '../errors.js';
 import { isPromise, then, type MaybePromise } from '../maybe.js';
@@ -98,7 +99,7 @@ export const STORAGE_WAIT_CEILING_MS = 60_000;
  * The longest the loop waits between two tries while the database server cannot be reached: a
  * refused connection costs nothing to try, and work resumes within seconds of its return.
  */
-export const UNREACHABLE_WAIT_CEILING_MS = 10_000;
+export const UNREACHABLE_WAIT_CEILING_MS = 5_000;
 
 /** Why the loop claims nothing for now. */
 export type JobLoopWaitReason = 'storage-full' | 'database-busy' | 'database-unavailable' | 'error';
@@ -133,7 +134,11 @@ export interface JobLoopStatus {
  * promises; `Tx` is the queue's transaction, which handlers and settle listeners write in.
  */
 export class JobLoop<Tx = Executor> {
-  readonly owner = `worker-${randomUUID()}`;
+  /**
+   * What the jobs it runs record as their lease's owner: which machine and process runs a job
+   * (several instances may share the database), and which of its loops.
+   */
+  readonly owner = `worker-${hostname()}-${process.pid}-${randomUUID()}`;
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private timer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
