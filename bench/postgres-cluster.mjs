@@ -99,13 +99,51 @@ async function startCluster(settings) {
   running = true;
   const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const version = (await query(admin, 'show server_version')).rows[0].server_version;
-  return { admin, port, dir, stop, describe: `PostgreSQL ${version} started here on 127.0.0.1:${port} (initdb in ${dir}; fsync and synchronous_commit at their defaults)`, managed: true };
+  const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return {
+    admin,
+    port,
+    dir,
+    stop,
+    describe: `PostgreSQL ${version} started here on 127.0.0.1:${port} (initdb in ${dir}; fsync and synchronous_commit at their defaults)`,
+    managed: true,
+    cpuSeconds: () => clusterCpuSeconds(postmaster),
+  };
+}
+
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces), or null. */
+function procStat(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (user + system, in seconds) the cluster has used so far: the postmaster's own, that of
+ * its children it has reaped (backends that ended), and that of its live children (connections,
+ * background writer, autovacuum, ...). Null when /proc cannot say.
+ */
+export function clusterCpuSeconds(postmaster) {
+  const main = procStat(postmaster);
+  if (!main) return null;
+  // Fields from the state on: state 0, ppid 1, ..., utime 11, stime 12, cutime 13, cstime 14 (clock ticks of 1/100 s).
+  let ticks = Number(main[11]) + Number(main[12]) + Number(main[13]) + Number(main[14]);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = procStat(entry);
+    if (fields && Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
 }
 
 /**
  * A PostgreSQL server for the benchmark: BENCH_DATABASE_URL's, or a cluster started here.
  * Returns { admin (URL of its maintenance database), managed (whether this process started it,
- * so may change its settings), describe, createDatabase(prefix) -> URL of a fresh empty database }.
+ * so may change its settings), describe, cpuSeconds() (the cluster's CPU time so far, null on
+ * BENCH_DATABASE_URL's server), createDatabase(prefix) -> URL of a fresh empty database }.
  * Databases created on BENCH_DATABASE_URL's server are dropped at the end; a managed cluster is
  * removed whole.
  */
@@ -114,7 +152,7 @@ export async function benchPostgres({ settings = {} } = {}) {
   if (unavailable) throw new Error(`PostgreSQL not available: ${unavailable}`);
   const external = process.env.BENCH_DATABASE_URL;
   const server = external
-    ? { admin: external, managed: false, describe: `the PostgreSQL at BENCH_DATABASE_URL (${(await query(external, 'show server_version')).rows[0].server_version})` }
+    ? { admin: external, managed: false, cpuSeconds: () => null, describe: `the PostgreSQL at BENCH_DATABASE_URL (${(await query(external, 'show server_version')).rows[0].server_version})` }
     : await startCluster(settings);
   return {
     ...server,
