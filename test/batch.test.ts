@@ -57,7 +57,7 @@ t.test('defaults merge under each post; status maps to isDraft and visibility', 
 });
 
 const batch = (ctx: TestApp, payload: object, key?: string) => ctx.call({ method: 'POST', url: '/api/v1/posts/batch', payload, key });
-const taskCount = (ctx: TestApp) => (ctx.sqlite.prepare('select count(*) as n from jobs').get() as { n: number }).n;
+const taskCount = (ctx: TestApp) => ctx.count('select count(*) as n from jobs');
 
 t.test('POST /posts/batch: 202 with one task id per post, in order', async (t) => {
   const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false } });
@@ -112,10 +112,10 @@ t.test('POST /posts/batch: invalid batches are 400 and write nothing', async (t)
     t.equal(res.json().error.code, 'VALIDATION_ERROR', name);
     if (message) t.match(JSON.stringify(res.json().error), message, name);
   }
-  t.equal(taskCount(ctx), 0, 'nothing was written');
+  t.equal(await taskCount(ctx), 0, 'nothing was written');
   const hundred = await batch(ctx, { posts: hundredOne.slice(0, 100) });
   t.equal(hundred.statusCode, 202);
-  t.equal(taskCount(ctx), 100);
+  t.equal(await taskCount(ctx), 100);
 });
 
 t.test('tasks: list by batch and status, cancel, and site isolation', async (t) => {
@@ -170,7 +170,7 @@ t.test('the loop generates each task into a post with its status, defaults and g
   t.same(posts[2].tags, ['ideas']);
   t.match(posts[0].title, /Espresso/i);
   t.ok(posts[0].content.length > 500);
-  const row = ctx.sqlite.prepare('select generator_provider as provider from posts where id = ?').get(posts[0].id) as { provider: string };
+  const [row] = await ctx.rows<{ provider: string }>('select generator_provider as provider from posts where id = ?', posts[0].id);
   t.equal(row.provider, 'builtin');
 
   // Deleting the post a task made leaves the task as it was.

@@ -42,7 +42,7 @@ t.test('POST /posts/generate: exact response shape, no envelope, stored as a dra
   t.equal(stored.slug, post.slug);
   t.match(stored.content, /brew-notes\.txt/, 'the passage is attributed to its file');
   t.match(stored.content, /new baristas/);
-  const row = ctx.sqlite.prepare('select generator_provider as provider, generator_model as model from posts where id = ?').get(post.id) as { provider: string; model: string };
+  const [row] = await ctx.rows<{ provider: string; model: string }>('select generator_provider as provider, generator_model as model from posts where id = ?', post.id);
   t.equal(row.provider, 'builtin');
   t.ok(row.model);
 
@@ -69,7 +69,7 @@ t.test('POST /posts/generate: validation names the allowed values', async (t) =>
     t.equal(res.json().error.code, 'VALIDATION_ERROR', name);
     t.match(JSON.stringify(res.json().error), message, name);
   }
-  t.equal((ctx.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0);
+  t.equal(await ctx.count('select count(*) as n from posts'), 0);
 });
 
 t.test('generation never draws on another site', async (t) => {
@@ -113,7 +113,7 @@ t.test('strict ollama mode: 503 with the pull hint when unavailable, 504 on time
   t.equal(timeout.statusCode, 504);
   t.equal(timeout.json().error.code, 'GENERATION_TIMEOUT');
   for (const ctx of [down, missing, timing]) {
-    t.equal((ctx.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0, 'no post stored');
+    t.equal(await ctx.count('select count(*) as n from posts'), 0, 'no post stored');
   }
 
   const ready = (await missing.call({ method: 'GET', url: '/ready', key: null })).json();
@@ -131,7 +131,7 @@ t.test('ollama in auto mode writes the post and records the model', async (t) =>
   t.equal(sent.model, 'llama3.2');
   t.match(JSON.stringify(sent.messages), /coffee-notes\.txt/, 'the passages go to the model with their file names');
   t.match(JSON.stringify(sent.messages), /1,?600/, 'length as a word target');
-  const row = ctx.sqlite.prepare('select generator_provider as provider, generator_model as model from posts').get() as { provider: string; model: string };
+  const [row] = await ctx.rows<{ provider: string; model: string }>('select generator_provider as provider, generator_model as model from posts');
   t.same(row, { provider: 'ollama', model: 'llama3.2' });
 });
 
@@ -152,7 +152,7 @@ t.test('a client that disconnects cancels its generation', async (t) => {
   t.match(await pending, { name: 'AbortError' });
   await slow.chatsClosed(1);
   t.pass('the call to the model was dropped with the client');
-  t.equal((ctx.sqlite.prepare('select count(*) as n from posts').get() as { n: number }).n, 0);
+  t.equal(await ctx.count('select count(*) as n from posts'), 0);
 });
 
 t.test('closing the app lets an in-flight request finish', async (t) => {

@@ -335,3 +335,31 @@ t.test('settle listeners run in the transaction that records a success or a fina
   t.same(seen.sort(), ['bad failed broken for good', 'good succeeded {"effect":"Note 0"}']);
   t.equal(s.handle.db.select({ n: count() }).from(sites).where(like(sites.name, 'settled %')).get()!.n, 2);
 });
+
+t.test('a handler or settle listener answering a promise inside a SQLite transaction is a bug: refused and rolled back', async (t) => {
+  const s = setup(t);
+  const [asyncComplete, asyncListener] = s.addJobs(2, 0, 1);
+  const loop = new JobLoop(
+    s.queue,
+    [
+      {
+        kind: NOTE,
+        run: async (_payload: NotePayload, _signal: AbortSignal, job: Job<NotePayload>) => job.id,
+        complete(tx: Parameters<ReturnType<typeof noteKind>['complete']>[0], id: string) {
+          createSite(tx, `effect ${id}`);
+          return id === asyncComplete.id ? Promise.resolve({ late: true }) : { id };
+        },
+      },
+    ],
+    { pollMs: 100, concurrency: 2, leaseMs: 60_000, shutdownTimeoutMs: 1000, clock: s.clock, random: () => 0, log: silent },
+  );
+  loop.onSettled((_tx, job, outcome) => (job.id === asyncListener.id && outcome.status === 'succeeded' ? Promise.resolve() : undefined));
+  await loop.tick();
+  await loop.whenIdle();
+  for (const id of [asyncComplete.id, asyncListener.id]) {
+    const row = s.job(id);
+    t.equal(row.status, 'failed');
+    t.match(row.lastError, /answered a promise inside a SQLite transaction/);
+  }
+  t.equal(s.effectCount(), 0, 'nothing of either committed');
+});

@@ -5,10 +5,13 @@
  * conditions (PostgreSQL's disk full, lock conflicts, a server gone) make indexing wait.
  */
 import t from 'tap';
+import { openDatabase } from '../src/db/client.js';
 import { uploadedFileRow, type IndexOutcome, type KnowledgeFileRow, type KnowledgeFileStore, type QueuedFile } from '../src/knowledge/file-rows.js';
+import { KnowledgeFiles } from '../src/knowledge/files.js';
 import { KnowledgeIndexer, type ChunkSource } from '../src/knowledge/indexer.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
-import { waitFor } from './helpers/app.js';
+import { createSite } from '../src/sites/keys.js';
+import { tempDataDir, waitFor } from './helpers/app.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const noStorage = { withLocalFile: (_key: string, use: (filePath: string) => Promise<unknown>) => use('/nonexistent') } as unknown as ObjectStore;
@@ -151,4 +154,22 @@ t.test('any other error fails the file; one that cannot be recorded leaves it pe
   indexer.enqueue('id-unrecorded.txt');
   await indexer.whenIdle();
   t.ok(logged.includes('could not look up a knowledge file to index; it is indexed at the next start'), 'a failed look-up is logged');
+});
+
+t.test("on SQLite, the indexer's onSettled registers on the files store: listeners run inside the transaction that marks the file", async (t) => {
+  const handle = openDatabase(tempDataDir(t));
+  t.teardown(() => handle.close());
+  const site = createSite(handle.db, 'Site');
+  const files = new KnowledgeFiles(handle.db);
+  const indexer = new KnowledgeIndexer(files, noStorage, silent, async (_path, _extension, name) => [`text of ${name}`], { concurrency: 1 });
+  t.teardown(() => indexer.close());
+  const seen: string[] = [];
+  indexer.onSettled((tx, file) => {
+    seen.push(`${file.name}:${files.current(file.id, tx)!.status}`);
+  });
+  const row = uploadedFileRow(site.id, 'file-1', { name: 'a.txt', extension: 'txt', size: 10 }, new Date());
+  files.insert(row);
+  t.equal(indexer.resumePending(), 1, 'answered at once on SQLite');
+  await indexer.whenIdle();
+  t.same(seen, ['a.txt:indexed']);
 });

@@ -256,6 +256,12 @@ function defineTests() {
     t.match(grounded.result.post.content, /coffee-brewing-guide\.md/, 'the post names its source');
     t.same(grounded.missingFileIds, []);
 
+    // And through the API: the generate endpoint writes a draft grounded in the guide.
+    const generated = await ctx.call({ method: 'POST', url: '/api/v1/posts/generate', payload: { topic: 'Brewing coffee: grams of coffee per litre', length: 'short' } });
+    t.equal(generated.statusCode, 201);
+    const post = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${generated.json().post.id}` })).json().data.post;
+    t.match(post.content, /coffee-brewing-guide\.md/, 'the generated post is grounded in the stored file');
+
     const restricted = await writeGroundedPost(deps, ctx.siteId, { topic: 'How to brew coffee at home', selectedFileIds: [notes, 'gone-file'] });
     t.same(restricted.missingFileIds, ['gone-file'], 'a selected file that is not there is reported');
     t.ok(sent.every((passage) => passage.fileId === notes), 'only the selected file is searched');
@@ -426,6 +432,9 @@ function defineTests() {
       const ctx = await knowledgeApp(t, { env: { DATABASE_URL: await startPostgres(t) }, chunkSource: gate.source });
       const id = (await ctx.upload('outage.txt', 'Smoke calms bees before the hive is opened.')).body.data.knowledge.id;
       await waitFor(() => gate.calls.length === 1, 'extraction to start');
+      // The test server commits asynchronously (synchronous_commit=off) and stops as in a crash:
+      // what was committed is flushed first, or the upload's row could be lost with the stop.
+      await pgOf(ctx.app).execute(sql`checkpoint`);
       await stopPostgres();
       try {
         gate.open();

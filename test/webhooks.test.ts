@@ -1,15 +1,13 @@
 import { Webhook } from 'standardwebhooks';
-import { twinOf } from '../src/db/backend.js';
-import { PostService } from '../src/posts/service.js';
 import t, { type Test } from 'tap';
 import { WEBHOOK_RETRY_WINDOW_MS, WEBHOOK_EVENTS } from '../src/limits.js';
 import { forbiddenReason } from '../src/webhooks/address.js';
 import { parseRetryAfter, sendWebhook, verdictFor } from '../src/webhooks/sender.js';
-import { WebhookService } from '../src/webhooks/service.js';
 import type { JobOutcome } from '../src/jobs/loop.js';
 import type { JobRow } from '../src/jobs/queue.js';
 import type { AppGenerator } from '../src/generation/service.js';
 import { ISO_MS, UUID_V4, buildTestApp, waitFor, type TestApp, type TestAppOptions } from './helpers/app.js';
+import { jobRows } from './helpers/job-rows.js';
 import { startReceiver, type Receipt } from './helpers/receiver.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -255,15 +253,15 @@ t.test('an endpoint failing for a day is disabled and says so; re-enabled, its d
   const hook = await createWebhook(ctx, { url: receiver.url, events: ['post.created'] });
   await createPost(ctx, { title: 'Never arrives' });
 
-  const pendingJob = () => ctx.sqlite.prepare("select run_after as runAfter from jobs where kind = 'webhook-delivery' and status = 'pending' order by run_after limit 1").get() as { runAfter: number } | undefined;
+  const nextDue = () => jobRows(ctx.app).nextDue('webhook-delivery');
   const gaps: number[] = [];
   for (let i = 0; i < 200; i++) {
     await loop.tick();
     await loop.whenIdle();
-    const next = pendingJob();
-    if (!next) break;
-    gaps.push(next.runAfter - now);
-    now = Math.max(now, next.runAfter);
+    const next = await nextDue();
+    if (next === undefined) break;
+    gaps.push(next - now);
+    now = Math.max(now, next);
     if (i === 3) await createPost(ctx, { title: 'Queued behind' }); // a second delivery, failing alongside
   }
   const state = await webhook(ctx, hook.id);
@@ -372,12 +370,7 @@ t.test('knowledge events: what the indexer tells, in its transaction, is deliver
     createdAt: now,
     updatedAt: now,
   };
-  const webhooks = twinOf(ctx.app.webhooks, WebhookService);
-  ctx.app.database.db.transaction((tx) => {
-    webhooks.knowledgeSettled(tx, file);
-    webhooks.knowledgeSettled(tx, { ...file, status: 'failed', error: 'No text found' });
-    webhooks.knowledgeSettled(tx, { ...file, status: 'uploaded' });
-  });
+  await jobRows(ctx.app).knowledgeSettled([file, { ...file, status: 'failed', error: 'No text found' }, { ...file, status: 'uploaded' }]);
   const receipts = await receiver.received(2);
   const events = receipts.map((r) => verify(hook.secret, r));
   t.same(events.map((e) => e.type).sort(), ['knowledge.failed', 'knowledge.indexed']);
@@ -388,23 +381,19 @@ t.test('knowledge events: what the indexer tells, in its transaction, is deliver
 t.test('the outbox commits with the change: a rolled-back change queues nothing', async (t) => {
   const ctx = await buildTestApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' }, { jobs: { autoStart: false } });
   await createWebhook(ctx, { url: 'http://127.0.0.1:9/', events: ['post.created'] });
-  const count = () => (ctx.sqlite.prepare("select (select count(*) from webhook_deliveries) + (select count(*) from jobs where kind = 'webhook-delivery') as n").get() as { n: number }).n;
-  t.throws(() =>
-    ctx.app.database.db.transaction((tx) => {
-      twinOf(ctx.app.posts, PostService).insert(tx, ctx.site.id, { title: 'Rolled back' });
-      throw new Error('abort');
-    }),
-  );
-  t.equal(count(), 0);
+  const rows = jobRows(ctx.app);
+  const count = async () => (await rows.deliveryCount()) + (await rows.jobCount('webhook-delivery'));
+  await t.rejects(rows.rolledBackPost(ctx.site.id, { title: 'Rolled back' }), /abort/);
+  t.equal(await count(), 0);
   await createPost(ctx, { title: 'Kept' });
-  t.equal(count(), 2, 'one delivery, one attempt job');
+  t.equal(await count(), 2, 'one delivery, one attempt job');
 });
 
 t.test('task listener ignores other kinds', async (t) => {
   const ctx = await buildTestApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' }, { jobs: { autoStart: false } });
   await createWebhook(ctx, { url: 'http://127.0.0.1:9/', events: ['task.succeeded'] });
-  ctx.app.database.db.transaction((tx) => twinOf(ctx.app.webhooks, WebhookService).taskSettled(tx, { kind: 'something-else', siteId: ctx.site.id } as JobRow, { status: 'succeeded', result: null } as JobOutcome));
-  t.equal((ctx.sqlite.prepare('select count(*) as n from webhook_deliveries').get() as { n: number }).n, 0);
+  await jobRows(ctx.app).taskSettled({ kind: 'something-else', siteId: ctx.site.id } as JobRow, { status: 'succeeded', result: null } as JobOutcome);
+  t.equal(await jobRows(ctx.app).deliveryCount(), 0);
 });
 
 t.test('addresses: loopback, private, link-local, metadata and the IPv6 forms that carry them', async (t) => {

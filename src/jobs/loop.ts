@@ -138,9 +138,9 @@ export class JobLoop<Tx = Executor> {
   private timer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
-  /** Claims under way outside a tick (refills), and the slots they may fill. */
-  private readonly fills = new Set<Promise<void>>();
-  private claiming = 0;
+  /** The last claim asked for: claims run one at a time, each counting what the one before filled. */
+  private lastFill: Promise<void> = Promise.resolve();
+  private fillsPending = 0;
   private stopping = false;
   private started = false;
   private startTimer: NodeJS.Timeout | null = null;
@@ -322,7 +322,7 @@ export class JobLoop<Tx = Executor> {
     if (this.running.size) await this.queue.heartbeat(this.owner, [...this.running.keys()], now, this.options.leaseMs);
     const reclaimed = await this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
     if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'reclaimed jobs with expired leases');
-    await this.fillSlots(now);
+    await this.fillSlots();
     // Unless a job's outcome found the database away meanwhile (PostgreSQL's writes interleave).
     if (blocked && this.blocked === blocked) {
       this.options.log.info({ after: blocked.reason }, 'job loop resumed');
@@ -330,17 +330,23 @@ export class JobLoop<Tx = Executor> {
     }
   }
 
-  /** Claims for the free slots, not counting those a claim under way may fill. */
-  private async fillSlots(now: number): Promise<void> {
-    const limit = this.options.concurrency - this.running.size - this.claiming;
-    if (limit <= 0) return;
-    this.claiming += limit;
-    try {
-      const claimed = await this.queue.claim(this.owner, limit, now, this.options.leaseMs);
-      for (const job of claimed) this.launch(job);
-    } finally {
-      this.claiming -= limit;
-    }
+  /**
+   * Claims for the free slots. One claim at a time (a poll's and a refill's may overlap where
+   * the queue answers promises), so that each counts the slots the one before it filled.
+   */
+  private fillSlots(): Promise<void> {
+    this.fillsPending++;
+    const fill = this.lastFill.then(async () => {
+      if (this.stopping) return;
+      const limit = this.options.concurrency - this.running.size;
+      if (limit <= 0) return;
+      for (const job of await this.queue.claim(this.owner, limit, this.clock.now(), this.options.leaseMs)) this.launch(job);
+    });
+    this.lastFill = fill.then(
+      () => void this.fillsPending--,
+      () => void this.fillsPending--,
+    );
+    return fill;
   }
 
   /**
@@ -354,13 +360,10 @@ export class JobLoop<Tx = Executor> {
     this.refillTimer = setTimeout(() => {
       this.refillTimer = null;
       if (this.stopping) return;
-      const fill = this.fillSlots(this.clock.now())
-        .catch((error) => {
-          if (isTransientStorageError(error)) this.block(error);
-          else this.options.log.error({ err: error }, 'job loop refill failed');
-        })
-        .finally(() => this.fills.delete(fill));
-      this.fills.add(fill);
+      this.fillSlots().catch((error) => {
+        if (isTransientStorageError(error)) this.block(error);
+        else this.options.log.error({ err: error }, 'job loop refill failed');
+      });
     }, REFILL_DELAY_MS);
   }
 
@@ -448,9 +451,9 @@ export class JobLoop<Tx = Executor> {
 
   /** Resolves when no job is running (tests and benchmarks wait on states, not on sleeps). */
   async whenIdle(): Promise<void> {
-    while (this.ticking || this.fills.size || this.running.size) {
+    while (this.ticking || this.fillsPending || this.running.size) {
       await this.ticking;
-      await Promise.all(this.fills);
+      await this.lastFill;
       await Promise.all([...this.running.values()].map((r) => r.done));
     }
   }
@@ -462,7 +465,7 @@ export class JobLoop<Tx = Executor> {
   async stop(): Promise<void> {
     this.stopClaiming();
     await this.ticking;
-    await Promise.all(this.fills);
+    await this.lastFill;
     const all = [...this.running.values()].map((r) => r.done);
     let timeout: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs)));

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -50,6 +51,13 @@ export interface TestApp {
   call(options: InjectOptions & { key?: string | null }): Promise<LightMyRequestResponse>;
   /** Another site on the same app, with its own key. */
   addSite(name: string): Promise<{ site: { id: string; name: string }; key: string }>;
+  /**
+   * Rows of a query behind the API on whichever database the app runs (`?` placeholders; counts
+   * come back as numbers on both): for what a test checks beside the API.
+   */
+  rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** The number in column `n` of a query's first row (`select count(*) as n ...`). */
+  count(sql: string, ...params: unknown[]): Promise<number>;
   /** A second connection to the app's SQLite database, for what a test checks behind the API (SQLite only). */
   readonly sqlite: Database.Database;
 }
@@ -79,7 +87,7 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
   const site = (await app.sites.authenticate(BOOTSTRAP_KEY))!.site;
   let sqlite: Database.Database | null = null;
   t.teardown(() => sqlite?.close());
-  return {
+  const ctx: TestApp = {
     app,
     config,
     dataDir,
@@ -88,6 +96,18 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
     call({ key, headers, ...rest }) {
       const auth = key === null ? {} : { authorization: `Bearer ${key ?? BOOTSTRAP_KEY}` };
       return app.inject({ ...rest, headers: { ...auth, ...headers } } as InjectOptions);
+    },
+    async rows<T>(text: string, ...params: unknown[]) {
+      const { backend } = app;
+      if (backend.kind === 'sqlite') return ctx.sqlite.prepare(text).all(...params) as T[];
+      const pieces = text.split('?');
+      const query = sql.join(pieces.map((piece, i) => (i < params.length ? sql`${sql.raw(piece)}${params[i]}` : sql.raw(piece))));
+      return (await backend.postgres.db.execute(query)).rows as T[];
+    },
+    async count(text: string, ...params: unknown[]) {
+      // PostgreSQL's counts are int8, which its driver answers as text.
+      const [row] = await ctx.rows<{ n: number | string }>(text, ...params);
+      return Number(row!.n);
     },
     async addSite(name) {
       const { site: created, key } = await app.sites.create(name);
@@ -99,6 +119,7 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
       return sqlite;
     },
   };
+  return ctx;
 }
 
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
