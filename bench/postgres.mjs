@@ -7,14 +7,17 @@
 // Data: one SQLite data folder is seeded with raw SQL (10,000 posts of about 800 characters, and
 // BENCH_CHUNKS knowledge chunks, default 10,000, of about 900 characters in 20 files), then
 // copied row for row into an empty PostgreSQL database by the service's own migration
-// (blog-admin migrate-to-postgres): both servers hold the same site, key, posts and chunks.
+// (blog-admin migrate-to-postgres), then VACUUM ANALYZE (statistics and the search index's
+// pending list as autovacuum leaves them): both servers hold the same site, key, posts and chunks.
 //
 // (1) HTTP, two servers (dist/src/server.js): one on the SQLite folder, one with DATABASE_URL
 //     and its own DATA_DIR. autocannon, BENCH_CONNECTIONS connections (default 20), BENCH_DURATION
 //     s per run (default 5), A/B alternated rounds (SQLite, PostgreSQL; reversed every other
 //     round), medians of 3: GET one post, GET a list page (20 of 10,000), knowledge search
 //     (GET /api/v1/knowledge/search, limit 10, keyword, rare-word and natural-language queries),
-//     then POST a post (distinct titles). On the cluster started here, POST is also measured
+//     then POST a post (distinct titles). Between reads and writes, one request at a time: a
+//     list page's latency at pages 1, 250 and 500 (offset pagination), and search latency by
+//     kind of query (20 of each). On the cluster started here, POST is also measured
 //     with synchronous_commit=off (set with ALTER SYSTEM between runs), PostgreSQL's nearest
 //     match of SQLite's synchronous=NORMAL (a commit does not wait for its log to reach disk).
 // (2) Claim lag: 1,000 generate-post tasks due at once (10 POST /api/v1/posts/batch of 100, no
@@ -24,6 +27,11 @@
 //     through both). From the job rows: lag from due to claim (startedAt - scheduledFor)
 //     p50/p95, first claim -> last finish, submit -> last finish, and that every task ran once
 //     (one attempt each, one post per task).
+// CPU time per request is shown for the service (its process) and, on the cluster started here,
+// for PostgreSQL (all its processes): on PostgreSQL part of the work moves out of the service.
+//
+// About 5 minutes on 2 busy cores. Settings: BENCH_DURATION, BENCH_CONNECTIONS, BENCH_CHUNKS,
+// BENCH_DATABASE_URL, PG_BIN.
 //
 // A part that cannot run (PostgreSQL's job loop or search not wired in this build, say) prints
 // "skipped: <why>" and the rest goes on. Run after `npm run build` (npm run bench:postgres does).
