@@ -390,7 +390,7 @@ await runBench(
           'PG p99': med(pk, 'p99Ms'),
           'p99 PG/SQLite': ratio(med(pk, 'p99Ms'), med(lk, 'p99Ms'), 2),
           'SQLite CPU us/req': med(lk, 'serverCpuUsPerReq'),
-          'PG CPU us/req svc+db': `${med(pk, 'serverCpuUsPerReq')}+${med(pk, 'dbCpuUsPerReq') ?? '?'}`,
+          'PG CPU us/req svc+db': `${med(pk, 'serverCpuUsPerReq')}${med(pk, 'dbCpuUsPerReq') === null ? '' : `+${med(pk, 'dbCpuUsPerReq')}`}`,
           'PG req/s per round': runs[pk].map((r) => r.rps).join(' '),
           'non2xx+err': [...runs[lk], ...runs[pk]].reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
         });
