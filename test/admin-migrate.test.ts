@@ -158,6 +158,9 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
     await ctx.app.webhookDeliveries.whenIdle();
   }
   if (receiver.receipts.length === 0) throw new Error('no delivery was made');
+  // No refill of a freed slot may take the next one: it stays queued for the copy.
+  ctx.app.webhookDeliveries.stopClaiming();
+  await ctx.app.webhookDeliveries.whenIdle();
   await post({ title: 'After the last delivery', isDraft: false });
 
   // An answer kept for an Idempotency-Key.
@@ -386,8 +389,12 @@ postgresTests(() => {
     await migrate(site.config, url);
     const config = testConfig(site.dataDir, { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_BASE_URL: 'https://blog.example' });
     const app = await startApp(t, config, { jobs: { autoStart: false } });
+    // Search scores are close on the two databases, not equal (see the README): the same passages in the same order.
+    const withoutScores = (got: Answer) => ({ ...got, body: got.body.replace(/"score":[0-9.e+-]+,/g, '') });
     for (const { url: path, key, answer: expected } of [...site.reads, ...site.wholeAppReads]) {
-      t.same(await answer(app, path, key), expected, `GET ${path}`);
+      const got = await answer(app, path, key);
+      if (path.includes('/knowledge/search')) t.same(withoutScores(got), withoutScores(expected), `GET ${path} (scores aside)`);
+      else t.same(got, expected, `GET ${path}`);
     }
     const replay = await app.inject({ method: 'POST', url: '/api/v1/posts', headers: { authorization: `Bearer ${site.main.key}`, 'idempotency-key': site.idempotent.key }, payload: site.idempotent.payload });
     t.equal(replay.body, site.idempotent.answer, 'an Idempotency-Key retry answers what SQLite answered');

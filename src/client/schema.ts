@@ -386,7 +386,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
                 message: string;
                 details?: {
                     path: string;
@@ -477,6 +477,16 @@ export interface operations {
                         status: string;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
+                        /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
+                        databaseLocation: {
+                            /** @enum {string} */
+                            kind: "sqlite";
+                            file: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "postgres";
+                            url: string;
+                        };
                         /** @description `ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits) */
                         storage: string;
                         /** @description Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket */
@@ -542,6 +552,16 @@ export interface operations {
                         status: string;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
+                        /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
+                        databaseLocation: {
+                            /** @enum {string} */
+                            kind: "sqlite";
+                            file: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "postgres";
+                            url: string;
+                        };
                         /** @description `ok`, `full` (writes answer 507 INSUFFICIENT_STORAGE; indexing and the job loop wait) or `unreachable` (the file store does not answer: uploads and deletes answer 503 STORAGE_UNAVAILABLE; indexing waits) */
                         storage: string;
                         /** @description Where knowledge files are stored (STORAGE_URL): local disk under DATA_DIR/storage, or an S3-compatible bucket */

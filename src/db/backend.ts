@@ -24,11 +24,18 @@ export interface BackendOptions {
   onIdleError?(error: Error): void;
 }
 
+/**
+ * How long a request waits for one of the pool's connections. Writes of one site queue on its
+ * row lock, each holding a connection: a burst of them (200 at once) must wait its turn, not
+ * fail. A server that is down refuses new connections at once whatever this is.
+ */
+const POOL_WAIT_MS = 15_000;
+
 /** Opens the database of `config` (applying its pending migrations). */
 export async function openBackend(config: Config, options: BackendOptions = {}): Promise<Backend> {
   const target = config.database;
   if (target.kind === 'postgres') {
-    const postgres = await openPostgres(target.url, { poolMax: target.poolMax, onIdleError: options.onIdleError });
+    const postgres = await openPostgres(target.url, { poolMax: target.poolMax, connectionTimeoutMs: POOL_WAIT_MS, onIdleError: options.onIdleError });
     return {
       kind: 'postgres',
       postgres,
