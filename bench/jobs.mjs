@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import {
   apiClient, cannon, initDataDir, makeApiKey, makeTopics, percentile, printResult, printTable, ratio, round, rssMb, runBench,
-  seedKnowledge, seedPosts, sleep, startCannon, startServer, summarize, tempDir, verdict,
+  seedKnowledge, seedPosts, startCannon, startServer, submitBatches, summarize, taskTimings, tempDir, verdict, waitForTasks,
 } from './lib.mjs';
 
 const POLL_MS = Number(process.env.BENCH_JOB_POLL_MS) || 250;
@@ -56,16 +56,7 @@ await runBench(
 
     // ---- 10 batches of 100, all due now --------------------------------------------------------
     const submitStart = performance.now();
-    const batchIds = [];
-    for (let b = 0; b < BATCHES; b++) {
-      const posts = topics.slice(b * PER_BATCH, (b + 1) * PER_BATCH).map((topic) => ({ topic }));
-      const res = await api.post('/api/v1/posts/batch', { posts, defaults: { status: 'DRAFT' } });
-      if (res.status !== 202) throw new Error(`batch ${b}: ${res.status} ${res.text.slice(0, 300)}`);
-      const data = res.json().data;
-      if (data.taskIds.length !== PER_BATCH) throw new Error(`batch ${b}: ${data.taskIds.length} task ids`);
-      batchIds.push(data.batchId);
-    }
-    const submitMs = performance.now() - submitStart;
+    const { batchIds, submitMs } = await submitBatches([api], topics, { perBatch: PER_BATCH });
     console.log(`submitted ${BATCHES} x ${PER_BATCH} tasks in ${round(submitMs, 0)} ms`);
 
     // ---- GET one post while the loop runs ------------------------------------------------------
@@ -73,20 +64,7 @@ await runBench(
     console.log(`during: ${during.rps} req/s, p99 ${during.p99Ms} ms, max ${during.maxMs} ms`);
 
     // ---- wait for the tasks (bounded) --------------------------------------------------------
-    const count = async (status) => (await api.get(`/api/v1/tasks?status=${status}&limit=1`)).json().data.pagination.total;
-    let remaining = Infinity;
-    let lastReport = 0;
-    for (let i = 0; i < 2000 && performance.now() - submitStart < WAIT_LIMIT_MS; i++) {
-      remaining = (await count('pending')) + (await count('running'));
-      if (remaining === 0) break;
-      if (performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        console.log(`  ${round((performance.now() - submitStart) / 1000, 0)} s: ${remaining} tasks pending or running`);
-      }
-      await sleep(500);
-    }
-    const finishedInTime = remaining === 0;
-    if (!finishedInTime) console.log(`stopped waiting after ${round((performance.now() - submitStart) / 1000, 0)} s with ${remaining} tasks left`);
+    const { finished: finishedInTime, remaining } = await waitForTasks(api, { since: submitStart, limitMs: WAIT_LIMIT_MS });
     // Idle again once the loop is quiet: a cross-check of the baseline on this noisy machine.
     const idleAfter = finishedInTime ? await cannon({ server, apiKey, title: 'GET one post, idle (after)', requests: getRequests, connections: GET_CONNECTIONS, duration: 6 }) : null;
     const rssAfter = rssMb(server.pid);
@@ -104,15 +82,7 @@ await runBench(
       .all(siteId);
     const generatedPosts = db.prepare(`select count(*) as n from posts where source_task_id is not null`).get().n;
     db.close();
-    const byStatus = rows.reduce((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
-    const done = rows.filter((r) => r.status === 'succeeded');
-    const claimed = rows.filter((r) => r.startedAt !== null);
-    const firstClaim = Math.min(...claimed.map((r) => r.startedAt));
-    const lastFinish = Math.max(...done.map((r) => r.finishedAt));
-    const wallSec = (lastFinish - firstClaim) / 1000;
-    const tasksPerSec = done.length / wallSec;
-    const lags = claimed.map((r) => r.startedAt - r.scheduledFor);
-    const runMs = done.map((r) => r.finishedAt - r.startedAt);
+    const { byStatus, claimed, firstClaim, lastFinish, wallSec, tasksPerSec, lags, runMs } = taskTimings(rows);
     const lagStats = summarize(lags, 0);
     const runStats = summarize(runMs, 1);
     // Claims happen in groups: the distinct claim instants and the gaps between them.

@@ -145,6 +145,7 @@ const SERVICE_VARIABLES = [
   'GENERATION_TIMEOUT_MS', 'JOB_POLL_MS', 'JOB_CONCURRENCY', 'JOB_LEASE_MS', 'JOB_MAX_ATTEMPTS', 'SHUTDOWN_TIMEOUT_MS',
   'PUBLIC_BASE_URL', 'MAX_EXTRACTED_TEXT_MB', 'SITE_STORAGE_QUOTA_MB', 'REQUEST_TIMEOUT_MS', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_TIMEOUT_MS',
   'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_BASE_MS', 'RATE_LIMIT_WINDOW_MS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_GENERATE_MAX', 'RATE_LIMIT_PUBLIC_MAX',
+  'BUILTIN_WORKERS', 'DATABASE_URL', 'DATABASE_POOL_MAX', 'STORAGE_URL',
 ];
 
 /**
@@ -400,6 +401,28 @@ export function startCannon({ server, apiKey, title, path: urlPath = '/', method
 /** Runs autocannon to completion and returns its summary. */
 export async function cannon(options) {
   return startCannon(options).done;
+}
+
+/** The order of A/B rounds: `rounds` passes over `names`, reversed every other pass (A B C, C B A, ...). */
+export function alternated(names, rounds) {
+  const order = [];
+  for (let r = 0; r < rounds; r++) order.push(...(r % 2 ? [...names].reverse() : names));
+  return order;
+}
+
+/**
+ * One autocannon run of a workload ({ server, key, path, requests }) titled `title`, with the
+ * server's CPU time per request (serverCpuUsPerReq, from /proc); throws when the server exited
+ * during the run.
+ */
+export async function measure({ server, key, path: urlPath, requests }, { title, connections, duration }) {
+  const cpuBefore = cpuSeconds(server.pid);
+  const result = await cannon({ server, apiKey: key, title, path: urlPath, requests, connections, duration });
+  if (!server.running) throw new Error(`the server (pid ${server.pid}) exited during "${title}": ${JSON.stringify(await server.exited)}`);
+  const cpuAfter = cpuSeconds(server.pid);
+  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+  result.serverCpuUsPerReq = result.requests && cpu !== null ? round((cpu * 1e6) / result.requests, 0) : null;
+  return result;
 }
 
 function summarizeCannon(title, r) {
@@ -770,6 +793,68 @@ export function makeTopics(gen, count) {
   const topics = [];
   for (let i = 0; i < count; i++) topics.push(templates[i % templates.length](gen.wordOfRank(10, 1500), gen.wordOfRank(30, 3000)));
   return topics;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch tasks (the job loop)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Submits `topics` as batches of `perBatch` (POST /api/v1/posts/batch, no dates: all due now,
+ * as drafts), the i-th batch through apis[i % apis.length]. Returns { batchIds, taskIds, submitMs }.
+ */
+export async function submitBatches(apis, topics, { perBatch = 100 } = {}) {
+  const started = performance.now();
+  const batchIds = [];
+  const taskIds = [];
+  for (let b = 0; b * perBatch < topics.length; b++) {
+    const posts = topics.slice(b * perBatch, (b + 1) * perBatch).map((topic) => ({ topic }));
+    const res = await apis[b % apis.length].post('/api/v1/posts/batch', { posts, defaults: { status: 'DRAFT' } });
+    if (res.status !== 202) throw new Error(`batch ${b}: ${res.status} ${res.text.slice(0, 300)}`);
+    const data = res.json().data;
+    if (data.taskIds.length !== posts.length) throw new Error(`batch ${b}: ${data.taskIds.length} task ids for ${posts.length} topics`);
+    batchIds.push(data.batchId);
+    taskIds.push(...data.taskIds);
+  }
+  return { batchIds, taskIds, submitMs: performance.now() - started };
+}
+
+/**
+ * Waits (bounded by `limitMs` from `since`, a performance.now() instant) until the site has no
+ * task pending or running, with a progress line every 10 s. Returns { finished, remaining }.
+ */
+export async function waitForTasks(api, { since = performance.now(), limitMs = 140_000 } = {}) {
+  const count = async (status) => (await api.get(`/api/v1/tasks?status=${status}&limit=1`)).json().data.pagination.total;
+  let remaining = Infinity;
+  let lastReport = performance.now();
+  for (let i = 0; i < 2000 && performance.now() - since < limitMs; i++) {
+    remaining = (await count('pending')) + (await count('running'));
+    if (remaining === 0) break;
+    if (performance.now() - lastReport > 10_000) {
+      lastReport = performance.now();
+      console.log(`  ${round((performance.now() - since) / 1000, 0)} s: ${remaining} tasks pending or running`);
+    }
+    await sleep(500);
+  }
+  if (remaining !== 0) console.log(`stopped waiting after ${round((performance.now() - since) / 1000, 0)} s with ${remaining} tasks left`);
+  return { finished: remaining === 0, remaining };
+}
+
+/**
+ * Timings of batch tasks from their job rows ({ status, startedAt, finishedAt, scheduledFor } in
+ * epoch ms): counts by status, the lag from due to claim (startedAt - scheduledFor), each task's
+ * run time (claim -> finish), and the span from the first claim to the last finish.
+ */
+export function taskTimings(rows) {
+  const byStatus = rows.reduce((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+  const done = rows.filter((r) => r.status === 'succeeded');
+  const claimed = rows.filter((r) => r.startedAt !== null);
+  const firstClaim = claimed.length ? Math.min(...claimed.map((r) => r.startedAt)) : null;
+  const lastFinish = done.length ? Math.max(...done.map((r) => r.finishedAt)) : null;
+  const wallSec = firstClaim !== null && lastFinish !== null ? (lastFinish - firstClaim) / 1000 : null;
+  const lags = claimed.map((r) => r.startedAt - r.scheduledFor);
+  const runMs = done.map((r) => r.finishedAt - r.startedAt);
+  return { byStatus, done, claimed, firstClaim, lastFinish, wallSec, tasksPerSec: wallSec ? done.length / wallSec : null, lags, runMs };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import {
-  apiClient, cannon, cpuSeconds, initDataDir, makeApiKey, median, peakRssMb, printResult, printTable, ratio, round, rssMb,
+  alternated, apiClient, initDataDir, makeApiKey, measure, median, peakRssMb, printResult, printTable, ratio, round, rssMb,
   runBench, seedPosts, sleep, startBaseline, startServer, tempDir, textGenerator, verdict,
 } from './lib.mjs';
 
@@ -170,14 +170,7 @@ await runBench(
       // A moment for the previous run's last answers (and a WAL checkpoint) to drain.
       await sleep(300);
       const collisionsBefore = w.collisions ? await total(w.collisions) : null;
-      const cpuBefore = cpuSeconds(w.server.pid);
-      const result = await cannon({ server: w.server, apiKey: w.key, title: `${w.route} [${w.who}]`, path: w.path, requests: w.requests, connections, duration });
-      if (!w.server.running) {
-        throw new Error(`the ${w.who} (pid ${w.server.pid}) exited during "${w.route}": ${JSON.stringify(await w.server.exited)}`);
-      }
-      const cpuAfter = cpuSeconds(w.server.pid);
-      const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
-      result.serverCpuUsPerReq = result.requests && cpu !== null ? round((cpu * 1e6) / result.requests, 0) : null;
+      const result = await measure(w, { title: `${w.route} [${w.who}]`, connections, duration });
       if (w.collisions) result.collisions = [collisionsBefore, await total(w.collisions)];
       if (quiet) return result;
       runs[name].push(result);
@@ -191,7 +184,7 @@ await runBench(
     /** `rounds` rounds over `names`, the order reversed every other round (A B C, C B A, ...). */
     const alternate = async (title, names, rounds) => {
       console.log(`\n${title}`);
-      for (let r = 0; r < rounds; r++) for (const name of r % 2 ? [...names].reverse() : names) await run(name);
+      for (const name of alternated(names, rounds)) await run(name);
     };
 
     // Warm-up (JIT, SQLite page cache), not reported.
