@@ -2,7 +2,7 @@ import type { KnowledgeFileRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Page } from '../pagination.js';
 import { MEDIA_TYPES, type KnowledgeExtension } from './detect.js';
-import type { MaybePromise } from './maybe.js';
+import type { MaybePromise } from '../maybe.js';
 import type { Passage, SearchOptions } from './search.js';
 import { storageKeyFor } from './storage.js';
 

@@ -6,7 +6,7 @@ import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
 import { chunkRows, type IndexOutcome, type KnowledgeFileStore, type QueuedFile } from './file-rows.js';
 import { KnowledgeFiles, type KnowledgeSettledListener } from './files.js';
-import { isPromise } from './maybe.js';
+import { isPromise } from '../maybe.js';
 import type { ObjectStore } from './storage.js';
 
 /** Kept importable from here, where they began. */

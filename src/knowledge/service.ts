@@ -6,7 +6,7 @@ import { MAX_FILE_BYTES } from '../limits.js';
 import type { Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
-import type { MaybePromise } from './maybe.js';
+import type { MaybePromise } from '../maybe.js';
 import type { Passage, SearchOptions } from './search.js';
 import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
 import { safeFileName, type ObjectStore } from './storage.js';
