@@ -18,8 +18,14 @@ export default fp(
       app.decorate<SiteService | PgSiteService>('sites', new SiteService(backend.sqlite));
       return;
     }
+    // Polled 4 times a second: said once per minute at most while the database is away.
+    let lastWarned = -Infinity;
     const sites = await PgSiteService.open(backend.postgres.db, {
-      onError: (error) => app.log.warn({ err: error }, 'could not read key changes; keys are looked up without the cache until it can'),
+      onError: (error) => {
+        if (performance.now() - lastWarned < 60_000) return;
+        lastWarned = performance.now();
+        app.log.warn({ err: error }, 'could not read key changes; keys are looked up without the cache until it can');
+      },
     });
     app.decorate<SiteService | PgSiteService>('sites', sites);
     app.addHook('onClose', async () => sites.close());

@@ -313,6 +313,9 @@ async function compareRows(t: Test, site: SqliteSite, sqlite: ReturnType<typeof 
   }
 }
 
+// Builds whole sites on SQLite and starts apps on PostgreSQL: more than the default file timeout on a busy machine.
+t.setTimeout(600_000);
+
 postgresTests(() => {
   t.test('every SQLite table is either copied or derived', async (t) => {
     const handle = openDatabase(tempDataDir(t));
@@ -462,7 +465,7 @@ postgresTests(() => {
     const progress: string[] = [];
     const report = await migrateToPostgres(config, { to: url2, progress: (line) => progress.push(line), batches: { uploads: 1, filesPerProgressLine: 1 } });
     t.match(progress, ['Copying the SQLite database', '  sites: 1 row', '  api_keys: 1 row', '  knowledge_files: 3 rows']);
-    t.same(progress.slice(-2), ['  1 of 2 files copied', '  2 of 2 files copied']);
+    t.same(progress.slice(-3), ['  1 of 2 files copied', '  2 of 2 files copied', 'Analysing the copied tables']);
     t.match(report, {
       source: { kind: 'sqlite', file: path.join(ctx.dataDir, 'blog.db') },
       target: { kind: 'postgres' },

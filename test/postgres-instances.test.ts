@@ -52,6 +52,9 @@ async function startInstances(t: Test, count: number, env: Record<string, string
   return services;
 }
 
+// Real server processes, started several times: more than the default file timeout on a busy machine.
+t.setTimeout(600_000);
+
 postgresTests(() => {
   t.test('two instances started at once on an empty database migrate once and share one service', async (t) => {
     const url = await startPostgres(t);

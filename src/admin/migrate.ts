@@ -468,6 +468,10 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
           },
         };
       });
+      // Statistics and the search index's pending entries now, not when autovacuum comes by: until
+      // then a deep list page sorts every post and search reads every chunk.
+      progress('Analysing the copied tables');
+      await target.db.execute(sql`vacuum analyze`);
       return { source: { kind: 'sqlite', file }, target: { kind: 'postgres', url: masked }, ...result };
     } finally {
       source.db.run(sql`rollback`);

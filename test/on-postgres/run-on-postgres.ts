@@ -13,6 +13,8 @@ export async function runOnPostgres(load: () => Promise<unknown>): Promise<void>
     tap.plan(0, unavailable);
     return;
   }
+  // The same tests plus a database per app: allow them more than the default file timeout.
+  tap.setTimeout(600_000);
   process.env.TEST_DATABASE = 'postgres';
   await load();
 }
