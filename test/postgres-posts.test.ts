@@ -7,7 +7,8 @@ import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOption
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
-import { PgPostStore } from '../src/posts/pg-store.js';
+import { POST_LIST_STATUSES } from '../src/limits.js';
+import { PgPostStore, pgListPageQuery } from '../src/posts/pg-store.js';
 import { PostService, type ListQuery, type PostChange, type PostInput, type PostOrigin, type PostPatch } from '../src/posts/service.js';
 import { postResource } from '../src/posts/view.js';
 import { tempDataDir } from './helpers/app.js';
@@ -386,6 +387,31 @@ function definePostTests() {
       redirects: [],
     });
     t.same((await b.store.list(SITE_ID, { page: 1, limit: 5 })).items.map((row) => row.title), ['Model output', 'Clean']);
+  });
+
+  t.test("a deep list page comes from the list index: only the page's rows are read whole and sorted", async (t) => {
+    const b = await postgresBackend(t);
+    const proto = await b.store.create(SITE_ID, { title: 'Proto', content: 'x'.repeat(800) }, {}, at(0));
+    for (let batch = 0; batch < 6; batch++) {
+      const rows = Array.from({ length: 500 }, (_, i) => {
+        const n = batch * 500 + i + 1;
+        return { ...proto, id: `post-${n}`, slug: `proto-${n}`, isDraft: n % 3 === 0, visibility: n % 5 === 0 ? ('unlisted' as const) : ('public' as const), createdAt: at(n), updatedAt: at(n) };
+      });
+      await b.handle.db.insert(pgSchema.posts).values(rows);
+    }
+    const client = new pg.Client({ connectionString: b.url });
+    await client.connect();
+    t.teardown(() => client.end());
+    await client.query('vacuum analyze posts');
+    for (const status of [undefined, ...POST_LIST_STATUSES]) {
+      const query: ListQuery = { page: 11, limit: 20, status };
+      const { sql: text, params } = pgListPageQuery(b.handle.db, SITE_ID, query, 200).toSQL();
+      const plan = (await client.query<{ 'QUERY PLAN': string }>(`explain ${text}`, params)).rows.map((row) => row['QUERY PLAN']).join('\n');
+      t.match(plan, /Index Only Scan using posts_site_list_order_idx/, `status ${status}: the page's rows are found in the index`);
+      t.equal(plan.match(/(^|-> +)Sort +\(/gm)?.length ?? 0, 1, `status ${status}: one sort, of the page's own rows`);
+      const page = await b.store.list(SITE_ID, query);
+      t.equal(page.items.length, 20, `status ${status}: a full page`);
+    }
   });
 
   t.test('a post of another site is not found, and keeps its slug space', async (t) => {

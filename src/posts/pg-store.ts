@@ -1,4 +1,4 @@
-import { and, count, desc, eq, max, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, max, sql, type SQL } from 'drizzle-orm';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
 import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
 import { paginateAsync, type Page } from '../pagination.js';
@@ -124,6 +124,21 @@ const hasTag = (tag: string) =>
 // (insertion order, as SQLite's) orders posts created in one millisecond before they were.
 const LIST_ORDER = [desc(posts.createdAt), desc(sql`rowid`)];
 
+const listFilter = (siteId: string, query: ListQuery) => and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...searchFilters(posts, query, hasTag));
+
+/**
+ * A page of posts in one statement: the page's rows found in the list index first
+ * (posts_site_list_order_idx, in LIST_ORDER: a deep offset skips index entries, not whole rows),
+ * then only those read whole, as on SQLite.
+ */
+function listPage(db: PgExecutor, where: SQL | undefined, limit: number, offset: number) {
+  const page = db.select({ rowid: sql`rowid` }).from(posts).where(where).orderBy(...LIST_ORDER).limit(limit).offset(offset);
+  return db.select().from(posts).where(inArray(sql`rowid`, page)).orderBy(...LIST_ORDER);
+}
+
+/** The statement a list query runs for one page (exported for the query-plan test). */
+export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery, offset: number) => listPage(db, listFilter(siteId, query), query.limit, offset);
+
 /**
  * The PostgreSQL twin of PostService (service.ts): the same methods, inputs, results, errors
  * and side effects (content version, counts, slug counters, redirects, listeners), each write
@@ -214,7 +229,7 @@ export class PgPostStore {
       return paginateAsync(query.page, query.limit, async () => 0, async () => []);
     }
     const search = searchFilters(posts, query, hasTag);
-    const where = and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...search);
+    const where = listFilter(siteId, query);
     return paginateAsync(
       query.page,
       query.limit,
@@ -223,14 +238,7 @@ export class PgPostStore {
         search.length > 0
           ? first(await this.db.select({ n: count() }).from(posts).where(where))!.n
           : totalOf(first(await this.db.select().from(postCounts).where(eq(postCounts.siteId, siteId))), query.status),
-      (offset, limit) =>
-        this.db
-          .select()
-          .from(posts)
-          .where(where)
-          .orderBy(...LIST_ORDER)
-          .limit(limit)
-          .offset(offset),
+      (offset, limit) => listPage(this.db, where, limit, offset),
     );
   }
 }
