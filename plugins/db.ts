@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
-import { openBackend, type Backend } from '../src/db/backend.js';
+import { describeDatabase, openBackend, type Backend } from '../src/db/backend.js';
 import type { DbHandle } from '../src/db/client.js';
 import { bootstrapFirstSite } from '../src/sites/keys.js';
 import { bootstrapFirstSite as bootstrapFirstPgSite } from '../src/sites/pg-keys.js';
@@ -43,7 +43,7 @@ export default fp(
       // A listening server checkpoints in the background; tests that only inject keep SQLite's own.
       app.addHook('onListen', async () => backend.sqlite.startBackgroundCheckpoints());
     }
-    app.log.info({ database: backend.describe() }, `database: ${backend.describe()}`);
+    app.log.info({ database: backend.location }, `database: ${describeDatabase(backend.location)}`);
     const { bootstrap } = opts;
     if (bootstrap) {
       const { siteName, bootstrapApiKey } = opts.config;

@@ -3,6 +3,7 @@ import app, { serverOptions } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, lockDataDir } from './db/lock.js';
 import { maskDatabaseUrl } from './db/url.js';
+import { isDatabaseUnavailable } from './errors.js';
 import { StoreStartError } from './knowledge/storage.js';
 
 /** Time the process may take, past SHUTDOWN_TIMEOUT_MS, to close connections and the database. */
@@ -66,10 +67,13 @@ function explain(error: unknown, config: Config | null): string | null {
   }
   if (config && syscall === 'listen' && code === 'EACCES') return `Not allowed to listen on port ${config.port} (PORT): use a port above 1023`;
   const message = (error as Error)?.message ?? '';
-  if (config?.database.kind === 'postgres' && !(error instanceof Error && /Unsuitable PostgreSQL/.test(message)) && isPostgresStartError(error)) {
-    return `Cannot use the PostgreSQL database at ${maskDatabaseUrl(config.database.url)} (DATABASE_URL): ${message || code}`;
+  if (config?.database.kind === 'postgres') {
+    if (message.startsWith('Unsuitable PostgreSQL database')) return `${message} (DATABASE_URL)`;
+    // Unreachable (as mid-run), or the login or the database refused (classes 28 and 3D).
+    if (isDatabaseUnavailable(error) || /^(28|3D)/.test(String(code))) {
+      return `Cannot use the PostgreSQL database at ${maskDatabaseUrl(config.database.url)} (DATABASE_URL): ${message || code}`;
+    }
   }
-  if (error instanceof Error && message.startsWith('Unsuitable PostgreSQL database')) return `${message} (DATABASE_URL)`;
   if (config && (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || /SQLITE_(CANTOPEN|READONLY)|readonly database|unable to open/i.test(message))) {
     return (
       `Cannot write to DATA_DIR ${config.dataDir}${path && path !== config.dataDir ? ` (${path})` : ''}: ` +
@@ -77,14 +81,6 @@ function explain(error: unknown, config: Config | null): string | null {
     );
   }
   return null;
-}
-
-/** A PostgreSQL that cannot be reached, refuses the login or lacks the database: the operator's to fix. */
-function isPostgresStartError(error: unknown): boolean {
-  const { code } = error as { code?: unknown };
-  if (typeof code !== 'string') return /timeout|terminated|connect/i.test((error as Error)?.message ?? '');
-  // Node's network errors, and PostgreSQL's classes 08 (connection), 28 (authorization) and 3D (no such database).
-  return ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT'].includes(code) || /^(08|28|3D)/.test(code);
 }
 
 let config: Config | null = null;

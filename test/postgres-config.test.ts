@@ -2,8 +2,10 @@ import path from 'node:path';
 import t from 'tap';
 import { ConfigError, databaseTarget, loadConfig } from '../src/config.js';
 import { maskDatabaseUrl } from '../src/db/url.js';
+import { failedStart, spawnServer, tempDataDir } from './helpers/app.js';
+import { closedPortUrl } from './helpers/fake-ollama.js';
 
-// DATABASE_URL and DATABASE_POOL_MAX: pure functions, no PostgreSQL needed.
+// DATABASE_URL and DATABASE_POOL_MAX: no PostgreSQL needed.
 
 t.test('DATABASE_URL unset or blank is SQLite in DATA_DIR, as ever', async (t) => {
   t.same(databaseTarget({}), { kind: 'sqlite', path: null });
@@ -66,4 +68,13 @@ t.test('database URLs are shown with their password hidden', async (t) => {
     ['not a url, password=s3cret', 'not a url, password=***'],
   ];
   for (const [url, masked] of cases) t.equal(maskDatabaseUrl(url), masked, url);
+});
+
+t.test('a PostgreSQL that cannot be reached at start-up stops the server with one line naming DATABASE_URL, password hidden', async (t) => {
+  const port = new URL(await closedPortUrl()).port;
+  const { code, stderr } = await failedStart(spawnServer({ DATA_DIR: tempDataDir(t), PORT: '0', DATABASE_URL: `postgres://blog:s3cret@127.0.0.1:${port}/blog` }));
+  t.equal(code, 1);
+  t.match(stderr.trim(), new RegExp(`^Cannot use the PostgreSQL database at postgres://blog:\\*\\*\\*@127\\.0\\.0\\.1:${port}/blog \\(DATABASE_URL\\): .*ECONNREFUSED`));
+  t.notMatch(stderr, 's3cret');
+  t.equal(stderr.trim().split('\n').length, 1, 'one line');
 });

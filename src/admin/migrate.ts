@@ -9,6 +9,7 @@ import { DataDirLockedError, lockDataDir } from '../db/lock.js';
 import * as pg from '../db/pg-schema.js';
 import { maskDatabaseUrl, openPostgres, type PgExecutor, type PostgresHandle } from '../db/postgres.js';
 import * as lite from '../db/schema.js';
+import { INTERRUPTED } from '../jobs/loop.js';
 import { PgJobQueue } from '../jobs/pg-queue.js';
 import { createObjectStore, FileStorage, formatSize, type ObjectStore, type StoreDescription } from '../knowledge/storage.js';
 
@@ -83,9 +84,6 @@ export const DEFAULT_BATCHES: MigrationBatches = {
 };
 /** How many offending rows a failed migration lists. */
 const MAX_LISTED_PROBLEMS = 20;
-
-/** The reason the job loop gives jobs a stopped server left running (src/jobs/loop.ts). */
-const INTERRUPTED = 'Interrupted: the service stopped while the job ran';
 
 export interface TableCount {
   table: string;

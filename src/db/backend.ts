@@ -9,13 +9,15 @@ import { openPostgres, type PostgresHandle } from './postgres.js';
 export type Backend = ({ kind: 'sqlite'; sqlite: DbHandle } | { kind: 'postgres'; postgres: PostgresHandle }) & {
   /** Where the data is, without secrets: what /ready and the start-up log show. */
   location: DatabaseLocation;
-  describe(): string;
   /** Rejects when the database cannot answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
 };
 
 export type DatabaseLocation = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** Where the data is, for a person (the start-up log). */
+export const describeDatabase = (location: DatabaseLocation) => (location.kind === 'sqlite' ? `SQLite file ${location.file}` : `PostgreSQL at ${location.url}`);
 
 export interface BackendOptions {
   /** SQLite's lock wait (the server uses SERVER_BUSY_TIMEOUT_MS, the admin CLI the default). */
@@ -40,7 +42,6 @@ export async function openBackend(config: Config, options: BackendOptions = {}):
       kind: 'postgres',
       postgres,
       location: { kind: 'postgres', url: postgres.describe() },
-      describe: () => `PostgreSQL at ${postgres.describe()}`,
       ping: () => postgres.ping(),
       close: () => postgres.close(),
     };
@@ -51,7 +52,6 @@ export async function openBackend(config: Config, options: BackendOptions = {}):
     kind: 'sqlite',
     sqlite,
     location: { kind: 'sqlite', file },
-    describe: () => `SQLite file ${file}`,
     ping: async () => sqlite.ping(),
     close: async () => sqlite.close(),
   };

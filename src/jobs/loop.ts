@@ -7,6 +7,9 @@ import type { Job, JobRow } from './queue-common.js';
 
 export type { MaybePromise };
 
+/** The reason given to jobs a stopped server left running when they go back to pending. */
+export const INTERRUPTED = 'Interrupted: the service stopped while the job ran';
+
 export interface Clock {
   now(): number;
 }
@@ -215,7 +218,7 @@ export class JobLoop<Tx = Executor> {
     if (!(this.options.releaseAllAtStart ?? true)) return this.begin(0);
     let released: MaybePromise<number>;
     try {
-      released = this.queue.release(this.clock.now(), null, 'Interrupted: the service stopped while the job ran');
+      released = this.queue.release(this.clock.now(), null, INTERRUPTED);
     } catch (error) {
       return this.retryStart(error);
     }

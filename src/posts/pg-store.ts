@@ -124,7 +124,7 @@ const hasTag = (tag: string) =>
 // (insertion order, as SQLite's) orders posts created in one millisecond before they were.
 const LIST_ORDER = [desc(posts.createdAt), desc(sql`rowid`)];
 
-const listFilter = (siteId: string, query: ListQuery) => and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...searchFilters(posts, query, hasTag));
+const listFilter = (siteId: string, query: ListQuery, search = searchFilters(posts, query, hasTag)) => and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...search);
 
 /**
  * A page of posts in one statement: the page's rows found in the list index first
@@ -229,7 +229,7 @@ export class PgPostStore {
       return paginateAsync(query.page, query.limit, async () => 0, async () => []);
     }
     const search = searchFilters(posts, query, hasTag);
-    const where = listFilter(siteId, query);
+    const where = listFilter(siteId, query, search);
     return paginateAsync(
       query.page,
       query.limit,
