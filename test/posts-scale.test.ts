@@ -62,7 +62,7 @@ t.test('list totals come from counts every write keeps, equal to counting the ro
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/posts?status=all&q=post' })).json().data.pagination.total, 4, 'a filtered list counts its rows (one was retitled)');
 });
 
-t.test('posts created in one millisecond get distinct creation times, and a list page needs no sort of the rows before it', async (t) => {
+t.test('posts created in one millisecond get distinct creation times, and a list page needs no sort', async (t) => {
   const ctx = await buildTestApp(t);
   const future = Date.now() + 60_000;
   const first = await create(ctx, { title: 'From the future' });
@@ -81,6 +81,6 @@ t.test('posts created in one millisecond get distinct creation times, and a list
       .all(...params)
       .map((row) => (row as { detail: string }).detail);
     t.ok(plan.some((line) => /SEARCH posts USING COVERING INDEX posts_site_list_idx \(site_id=\?\)/.test(line)), `status ${status}: the page is found in the list index`);
-    t.equal(plan.filter((line) => line.includes('TEMP B-TREE')).length, 1, `status ${status}: only the page's own rows are sorted`);
+    t.equal(plan.filter((line) => line.includes('TEMP B-TREE')).length, 0, `status ${status}: nothing is sorted (the page's rows are read in the index's order)`);
   }
 });

@@ -1,7 +1,8 @@
 import { and, count, desc, eq, inArray, max, sql, type SQL } from 'drizzle-orm';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
 import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
-import { paginateAsync, type Page } from '../pagination.js';
+import { RawJson } from '../json.js';
+import { paginateAsync } from '../pagination.js';
 import { touchSiteContent } from '../sites/pg-settings.js';
 import {
   countChangeOf,
@@ -17,6 +18,7 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
+import { jsonArray, postJsonText, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runStepsAsync, toggleSteps, updateSteps, type AsyncPostStorage, type WriteSteps } from './write-steps.js';
 
 export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow };
@@ -210,6 +212,10 @@ export class PgPostStore {
     return found(first(await this.db.select().from(posts).where(and(eq(posts.id, postId), eq(posts.siteId, siteId)))));
   }
 
+  async getJson(siteId: string, postId: string): Promise<RawJson> {
+    return new RawJson(postJsonText(await this.get(siteId, postId)));
+  }
+
   toggle(siteId: string, postId: string, now = new Date()): Promise<PostRow> {
     return this.write(this.db, siteId, () => toggleSteps(siteId, postId, now), { picksSlug: false });
   }
@@ -223,10 +229,15 @@ export class PgPostStore {
     return this.write(this.db, siteId, () => deleteSteps(siteId, postId, now), { picksSlug: false });
   }
 
-  async list(siteId: string, query: ListQuery): Promise<Page<PostRow>> {
+  async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
+    const { items, pagination } = await this.listRows(siteId, query);
+    return { posts: jsonArray(items.map(postJsonText)), pagination };
+  }
+
+  private async listRows(siteId: string, query: ListQuery) {
     // No text here holds U+0000 (PostgreSQL refuses it), so a filter with one matches nothing; as a parameter, it would fail.
     if ([query.tag, query.category, query.q].some((text) => text?.includes('\0'))) {
-      return paginateAsync(query.page, query.limit, async () => 0, async () => []);
+      return paginateAsync<PostRow>(query.page, query.limit, async () => 0, async () => []);
     }
     const search = searchFilters(posts, query, hasTag);
     const where = listFilter(siteId, query, search);

@@ -142,7 +142,7 @@ export function fitGenerated(input: PostInput, limits: TextLimits): PostInput {
 export const optional = (value: string | null | undefined) => (value === undefined || value === null ? null : value);
 
 /** The post, or 404 when the site has none of that id. */
-export function found(post: PostRow | undefined): PostRow {
+export function found<T = PostRow>(post: T | undefined): T {
   if (!post) throw notFound('post');
   return post;
 }

@@ -1,8 +1,9 @@
-import { and, count, desc, eq, gte, inArray, lt, max, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, lt, max, sql, type Column, type Placeholder, type SQL } from 'drizzle-orm';
 import { driverRow, placeholderRow, prepared, WRITE_TRANSACTION, type Executor } from '../db/client.js';
-import { postCounts, postSlugRedirects, posts, slugCounters } from '../db/schema.js';
+import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/schema.js';
 import { POST_LIST_STATUSES } from '../limits.js';
-import { paginate, type Page } from '../pagination.js';
+import { RawJson } from '../json.js';
+import { paginate } from '../pagination.js';
 import { touchSiteContent } from '../sites/settings.js';
 import {
   countChangeOf,
@@ -18,6 +19,8 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
+import { ListAnchors } from './list-anchors.js';
+import { jsonArray, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runSteps, toggleSteps, updateSteps, type PostStorage, type WriteSteps } from './write-steps.js';
 
 export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow };
@@ -71,6 +74,27 @@ const selectLatestCreatedAt = (db: Executor) =>
 const selectPost = (db: Executor) =>
   db
     .select()
+    .from(posts)
+    .where(and(eq(posts.id, sql.placeholder('postId')), eq(posts.siteId, sql.placeholder('siteId'))))
+    .prepare();
+
+const isoTime = (column: Column) =>
+  sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`;
+
+/**
+ * A post as the API shows it (`postResource` in view.ts, member for member), built by SQLite
+ * itself: reading a page of posts as JSON text costs a fraction of mapping its rows and
+ * serializing them again. A test holds the two equal.
+ */
+const postJson = sql<string>`json_object(
+  'id', ${posts.id}, 'slug', ${posts.slug}, 'title', ${posts.title}, 'description', ${posts.description},
+  'content', ${posts.content}, 'category', ${posts.category}, 'tags', json(${posts.tags}), 'cta', null,
+  'authorId', ${posts.authorId}, 'isDraft', json(iif(${posts.isDraft}, 'true', 'false')), 'visibility', ${posts.visibility},
+  'publishedAt', ${isoTime(posts.publishedAt)}, 'createdAt', ${isoTime(posts.createdAt)}, 'updatedAt', ${isoTime(posts.updatedAt)})`;
+
+const selectPostJson = (db: Executor) =>
+  db
+    .select({ json: postJson })
     .from(posts)
     .where(and(eq(posts.id, sql.placeholder('postId')), eq(posts.siteId, sql.placeholder('siteId'))))
     .prepare();
@@ -152,33 +176,80 @@ const hasTag = (tag: string) => sql`exists (select 1 from json_each(${posts.tags
 const LIST_ORDER = [desc(posts.createdAt)];
 
 /**
- * A page of posts in one statement: the page's rows are found in the list index first (a deep
- * offset skips index entries, not whole posts) and only those 20 are read whole.
+ * A page of posts (as JSON, see postJson) in one statement: the page's rows are found in the
+ * list index first (a deep offset skips index entries, not whole posts), then only those are
+ * read whole, in the order the index gave them (no sort).
  */
 function listPage(db: Executor, where: SQL | undefined, limit: number | Placeholder, offset: number | Placeholder) {
-  const page = db.select({ rowid: sql`rowid` }).from(posts).where(where).orderBy(...LIST_ORDER).limit(limit).offset(offset);
-  // The page's rows in the page's order (the outer sort is of those rows only).
-  return db.select().from(posts).where(inArray(sql`rowid`, page)).orderBy(...LIST_ORDER, desc(sql`rowid`));
+  const page = db
+    .select({ rowid: sql<number>`${posts}.rowid`.as('page_rowid'), createdAt: sql<number>`${posts.createdAt}`.as('page_created_at') })
+    .from(posts)
+    .where(where)
+    .orderBy(...LIST_ORDER)
+    .limit(limit)
+    .offset(offset)
+    .as('page');
+  return db.select({ json: postJson }).from(page).innerJoin(posts, sql`${posts}.rowid = ${page.rowid}`).orderBy(desc(page.createdAt));
 }
 
-/** Lists by status alone are the common case: one statement per status, prepared once. */
-const listPageByStatus = Object.fromEntries(
-  [undefined, ...POST_LIST_STATUSES].map((status) => [
-    String(status),
-    (db: Executor) =>
-      listPage(db, and(eq(posts.siteId, sql.placeholder('siteId')), statusFilter(posts, status)), sql.placeholder('limit'), sql.placeholder('offset')).prepare(),
-  ]),
+const byStatus = <T>(build: (db: Executor, where: SQL | undefined) => T) =>
+  Object.fromEntries(
+    [undefined, ...POST_LIST_STATUSES].map((status) => [
+      String(status),
+      (db: Executor) => build(db, and(eq(posts.siteId, sql.placeholder('siteId')), statusFilter(posts, status))),
+    ]),
+  );
+
+/** Lists by status alone are the common case: their statements are prepared once per status. */
+const listPageByStatus = byStatus((db, where) => listPage(db, where, sql.placeholder('limit'), sql.placeholder('offset')).prepare());
+
+// Creation times at or before an anchor's (the list's order is newest first). Raw SQL: the
+// anchor is the stored number, not a Date for the column's encoder.
+const atOrBefore = (from: number | Placeholder) => sql`${posts.createdAt} <= ${from}`;
+
+/** A page that starts at an anchor (see list-anchors.ts): at most a stride of entries stepped over. */
+const listPageFromByStatus = byStatus((db, where) => listPage(db, and(where, atOrBefore(sql.placeholder('from'))), sql.placeholder('limit'), sql.placeholder('offset')).prepare());
+
+/** The statement of a page from its anchor (exported for the query-plan test). */
+export const anchoredPageQuery = (db: Executor, siteId: string, status: ListQuery['status'], from: number, offset: number, limit: number) =>
+  listPage(db, and(eq(posts.siteId, siteId), statusFilter(posts, status), atOrBefore(from)), limit, offset);
+
+/** Creation times alone, in list order, read from the list index to find anchors. */
+const creationTimesByStatus = byStatus((db, where) =>
+  db
+    .select({ createdAt: sql<number>`${posts.createdAt}` })
+    .from(posts)
+    .where(and(where, atOrBefore(sql.placeholder('from'))))
+    .orderBy(...LIST_ORDER)
+    .limit(sql.placeholder('count'))
+    .offset(sql.placeholder('skip'))
+    .prepare(),
 );
+
+const selectContentVersion = (db: Executor) =>
+  db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, sql.placeholder('siteId'))).prepare();
 
 /** The statement a list query runs for one page (exported for the query-plan test). */
 export function listPageQuery(db: Executor, siteId: string, query: ListQuery, offset: number) {
   return listPage(db, and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...searchFilters(posts, query, hasTag)), query.limit, offset);
 }
 
-function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow> {
+/** A page of a list by status alone: from its anchor when it is deep (see list-anchors.ts). */
+function statusPage(db: Executor, anchors: ListAnchors, siteId: string, status: ListQuery['status'], offset: number, limit: number) {
+  const key = String(status);
+  const version = prepared(db, selectContentVersion).get({ siteId })?.version ?? 0;
+  const start = anchors.locate(`${siteId}|${key}`, version, offset, (from, skip, count) =>
+    prepared(db, creationTimesByStatus[key]).all({ siteId, from, skip, count }).map((row) => row.createdAt),
+  );
+  return start
+    ? prepared(db, listPageFromByStatus[key]).all({ siteId, from: start.from, offset: start.skip, limit })
+    : prepared(db, listPageByStatus[key]).all({ siteId, limit, offset });
+}
+
+function listPosts(db: Executor, anchors: ListAnchors, siteId: string, query: ListQuery): PostsJsonPage {
   const search = searchFilters(posts, query, hasTag);
   const filtered = search.length > 0;
-  return paginate(
+  const page = paginate(
     query.page,
     query.limit,
     // Lists by state alone read their total from the counts every write keeps; filters count.
@@ -186,11 +257,9 @@ function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow
       filtered
         ? db.select({ n: count() }).from(posts).where(and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...search)).get()!.n
         : totalOf(prepared(db, selectCounts).get({ siteId }), query.status),
-    (offset, limit) =>
-      filtered
-        ? listPageQuery(db, siteId, { ...query, limit }, offset).all()
-        : prepared(db, listPageByStatus[String(query.status)]).all({ siteId, limit, offset }),
+    (offset, limit) => (filtered ? listPageQuery(db, siteId, { ...query, limit }, offset).all() : statusPage(db, anchors, siteId, query.status, offset, limit)),
   );
+  return { posts: jsonArray(page.items.map((row) => row.json)), pagination: page.pagination };
 }
 
 /**
@@ -199,6 +268,7 @@ function listPosts(db: Executor, siteId: string, query: ListQuery): Page<PostRow
  */
 export class PostService {
   private readonly listeners: PostChangeListener[] = [];
+  private readonly anchors = new ListAnchors();
 
   constructor(private readonly db: Executor) {}
 
@@ -239,6 +309,11 @@ export class PostService {
     return found(prepared(this.db, selectPost).get({ postId, siteId }));
   }
 
+  /** The post as the API shows it (`postResource`), as JSON text. */
+  async getJson(siteId: string, postId: string): Promise<RawJson> {
+    return new RawJson(found(prepared(this.db, selectPostJson).get({ postId, siteId })).json);
+  }
+
   async toggle(siteId: string, postId: string, now = new Date()): Promise<PostRow> {
     return this.write(siteId, toggleSteps(siteId, postId, now));
   }
@@ -252,7 +327,8 @@ export class PostService {
     this.write(siteId, deleteSteps(siteId, postId, now));
   }
 
-  async list(siteId: string, query: ListQuery): Promise<Page<PostRow>> {
-    return listPosts(this.db, siteId, query);
+  /** A page of posts as the API shows them (`postResource`s), as JSON text. */
+  async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
+    return listPosts(this.db, this.anchors, siteId, query);
   }
 }

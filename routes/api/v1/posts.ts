@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { validationError } from '../../../src/errors.js';
+import { stringifyWithRaw } from '../../../src/json.js';
 import { cleanTopic } from '../../../src/generation/grounded.js';
 import { postResource } from '../../../src/posts/view.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
@@ -18,6 +19,9 @@ import {
 
 
 const tags = ['posts'];
+
+/** Sends an answer holding JSON the database built (see RawJson): serialized here, not by the response schema. */
+const sendJson = (reply: FastifyReply, body: unknown) => reply.type('application/json; charset=utf-8').send(stringifyWithRaw(body));
 
 export default async function postRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -85,18 +89,18 @@ export default async function postRoutes(fastify: FastifyInstance) {
   app.get(
     '/posts',
     { schema: { tags, operationId: 'listPosts', summary: 'List posts', description: 'Newest first. Without `status`, drafts and public posts; filters fold case and accents.', querystring: ListPostsQuery, response: { 200: PostListResponse, ...errorResponses } } },
-    async (request) => {
-      const page = await app.posts.list(request.site.id, request.query);
-      return { success: true as const, data: { posts: page.items.map(postResource), pagination: page.pagination, site: request.site } };
+    async (request, reply) => {
+      const { posts, pagination } = await app.posts.list(request.site.id, request.query);
+      return sendJson(reply, { success: true, data: { posts, pagination, site: request.site } });
     },
   );
 
   app.get(
     '/posts/:id',
     { schema: { tags, operationId: 'getPost', summary: 'Retrieve a post', params: IdParams, response: { 200: PostDetailResponse, ...errorResponses } } },
-    async (request) => {
-      const post = await app.posts.get(request.site.id, request.params.id);
-      return { success: true as const, data: { message: 'Post retrieved successfully', post: postResource(post), site: request.site } };
+    async (request, reply) => {
+      const post = await app.posts.getJson(request.site.id, request.params.id);
+      return sendJson(reply, { success: true, data: { message: 'Post retrieved successfully', post, site: request.site } });
     },
   );
 

@@ -1,0 +1,193 @@
+import t from 'tap';
+import { ANCHOR_STRIDE, ListAnchors, type CreationTimes } from '../src/posts/list-anchors.js';
+import { postResource } from '../src/posts/view.js';
+import { POST_LIST_STATUSES } from '../src/limits.js';
+import { buildTestApp, SQLITE_ONLY } from './helpers/app.js';
+
+/** A list of creation times, newest first, read as the database would (CreationTimes), counting the entries read. */
+function listOf(times: number[]) {
+  const reads = { calls: 0, entries: 0 };
+  const creationTimes: CreationTimes = (from, skip, count) => {
+    const start = times.findIndex((time) => time <= from);
+    const read = start < 0 ? [] : times.slice(start + skip, start + skip + count);
+    reads.calls++;
+    reads.entries += read.length;
+    return read;
+  };
+  /** The entries of a page as the database would give them from `locate`'s answer (or the plain offset). */
+  const page = (anchors: ListAnchors, version: number, offset: number, limit: number) => {
+    const start = anchors.locate('list', version, offset, creationTimes);
+    if (!start) return times.slice(offset, offset + limit);
+    const first = times.findIndex((time) => time <= start.from);
+    return times.slice(first + start.skip, first + start.skip + limit);
+  };
+  return { reads, creationTimes, page };
+}
+
+t.test('anchors: every page starts where the plain offset does, ties across anchors included', async (t) => {
+  // 1,037 entries newest first; runs of equal times (posts created in one millisecond before
+  // times were unique) straddle anchor offsets 100, 200 and 300, and one run holds 250 entries.
+  const times: number[] = [];
+  let time = 1_000_000;
+  while (times.length < 1037) {
+    const n = times.length;
+    const run = n === 97 ? 6 : n === 195 ? 11 : n === 290 ? 250 : n === 700 ? 2 : 1;
+    for (let i = 0; i < run; i++) times.push(time);
+    time -= 1 + (n % 3);
+  }
+  times.length = 1037;
+  for (const limit of [1, 7, 20, 100]) {
+    const anchors = new ListAnchors();
+    const list = listOf(times);
+    for (let offset = 0; offset <= times.length + limit; offset += limit) {
+      t.same(list.page(anchors, 1, offset, limit), times.slice(offset, offset + limit), `limit ${limit}, offset ${offset}`);
+    }
+  }
+  // Pages asked for in any order agree too.
+  const anchors = new ListAnchors();
+  const list = listOf(times);
+  for (const offset of [950, 10, 340, 101, 1036, 299, 2000, 99, 100, 0]) {
+    t.same(list.page(anchors, 1, offset, 20), times.slice(offset, offset + 20), `offset ${offset} out of order`);
+  }
+});
+
+t.test('anchors: found once per version, by reading on from the last one known', async (t) => {
+  const times = Array.from({ length: 5000 }, (_, i) => 10_000 - i);
+  const anchors = new ListAnchors();
+  const list = listOf(times);
+  t.equal(anchors.locate('list', 1, 99, list.creationTimes), null, 'the first stride needs no anchor');
+  t.equal(list.reads.calls, 0);
+  t.same(anchors.locate('list', 1, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.equal(list.reads.entries, 2501, 'creation times read down to the anchor asked for, once');
+  anchors.locate('list', 1, 2000, list.creationTimes);
+  anchors.locate('list', 1, 2599, list.creationTimes);
+  t.equal(list.reads.calls, 1, 'shallower pages and pages of the same stride read nothing more');
+  anchors.locate('list', 1, 3010, list.creationTimes);
+  t.equal(list.reads.entries, 2501 + 501, 'a deeper page reads on from the last anchor (read again for its ties)');
+  t.same(anchors.locate('list', 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
+  const afterEnd = list.reads.calls;
+  anchors.locate('list', 1, 12000, list.creationTimes);
+  t.equal(list.reads.calls, afterEnd, 'the end of the list is remembered');
+  anchors.locate('list', 2, 2520, list.creationTimes);
+  t.equal(list.reads.calls, afterEnd + 1, 'a new version (a post was written) finds them again');
+});
+
+t.test('anchors: the lists remembered are bounded, the least recently used forgotten first', async (t) => {
+  const anchors = new ListAnchors(3);
+  const list = listOf(Array.from({ length: 500 }, (_, i) => 1000 - i));
+  for (const key of ['a', 'b', 'c']) anchors.locate(key, 1, 150, list.creationTimes);
+  anchors.locate('a', 1, 150, list.creationTimes);
+  anchors.locate('d', 1, 150, list.creationTimes);
+  t.equal(anchors.size, 3);
+  const calls = list.reads.calls;
+  anchors.locate('a', 1, 150, list.creationTimes);
+  anchors.locate('c', 1, 150, list.creationTimes);
+  t.equal(list.reads.calls, calls, 'a and c kept');
+  anchors.locate('b', 1, 150, list.creationTimes);
+  t.equal(list.reads.calls, calls + 1, 'b, the least recently used, was forgotten');
+  t.equal(ANCHOR_STRIDE, 100);
+});
+
+t.test('through the API, every page of every status equals the page a plain offset gives, before and after writes', { skip: SQLITE_ONLY }, async (t) => {
+  const ctx = await buildTestApp(t);
+  const { listPageQuery } = await import('../src/posts/service.js');
+  const start = Date.now() - 10_000_000;
+  for (let i = 0; i < 460; i++) {
+    const input = { title: `Post ${i}`, isDraft: i % 3 === 0, visibility: i % 7 === 0 ? ('unlisted' as const) : ('public' as const) };
+    await ctx.app.posts.create(ctx.site.id, input, {}, new Date(start + i * 10));
+  }
+  // Runs of posts created in one millisecond (before creation times were unique), across anchors.
+  const ids = ctx.sqlite.prepare('select id from posts where site_id = ? order by created_at desc').pluck().all(ctx.site.id) as string[];
+  const tie = ctx.sqlite.prepare('update posts set created_at = ? where id = ?');
+  for (const [from, to] of [[95, 105], [190, 230], [298, 302]]) for (let i = from; i < to; i++) tie.run(start + 100_000 - from, ids[i]);
+  ctx.sqlite.prepare('update sites set content_version = content_version + 1 where id = ?').run(ctx.site.id);
+
+  const checkEveryPage = async (when: string) => {
+    for (const status of [undefined, ...POST_LIST_STATUSES]) {
+      for (const limit of [20, 100]) {
+        const seen: string[] = [];
+        for (let page = 1; ; page++) {
+          const res = await ctx.call({ method: 'GET', url: `/api/v1/posts?page=${page}&limit=${limit}${status ? `&status=${status}` : ''}` });
+          const { posts, pagination } = res.json().data;
+          const expected = listPageQuery(ctx.app.database.db, ctx.site.id, { page, limit, status }, (page - 1) * limit)
+            .all()
+            .map((row) => (JSON.parse(row.json) as { id: string }).id);
+          const got = posts.map((post: { id: string }) => post.id);
+          if (JSON.stringify(got) !== JSON.stringify(expected)) {
+            t.same(got, expected, `${when}: status ${status}, limit ${limit}, page ${page}`);
+            return;
+          }
+          seen.push(...got);
+          if (page >= pagination.pages) {
+            t.equal(new Set(seen).size, pagination.total, `${when}: status ${status}, limit ${limit}: every post once in ${page} pages`);
+            break;
+          }
+        }
+      }
+    }
+  };
+  await checkEveryPage('first reads');
+  const created = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Newest', isDraft: false } });
+  await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${ids[250]}` });
+  await ctx.call({ method: 'PUT', url: `/api/v1/posts/${ids[120]}` });
+  await checkEveryPage('after a create, a delete and a toggle');
+  const res = await ctx.call({ method: 'GET', url: '/api/v1/posts?page=1&limit=1' });
+  t.equal(res.json().data.posts[0].id, created.json().data.post.id);
+});
+
+t.test('a deep page from its anchor reads the list index from the anchor on, and sorts nothing', { skip: SQLITE_ONLY }, async (t) => {
+  const ctx = await buildTestApp(t);
+  const statements = ctx.sqlite.prepare("select sql from sqlite_master where name = 'posts_site_list_idx'").pluck().get();
+  t.ok(statements, 'the list index exists');
+  // The anchored statement as the service prepares it, planned for each status.
+  const { anchoredPageQuery } = await import('../src/posts/service.js');
+  for (const status of [undefined, ...POST_LIST_STATUSES]) {
+    const { sql, params } = anchoredPageQuery(ctx.app.database.db, ctx.site.id, status, Date.now(), 30, 20).toSQL();
+    const plan = ctx.sqlite
+      .prepare(`explain query plan ${sql}`)
+      .all(...params)
+      .map((row) => (row as { detail: string }).detail);
+    t.ok(plan.some((line) => /SEARCH posts USING COVERING INDEX posts_site_list_idx \(site_id=\? AND created_at<\?\)/.test(line)), `status ${status}: from the anchor in the list index`);
+    t.equal(plan.filter((line) => line.includes('TEMP B-TREE')).length, 0, `status ${status}: nothing sorted`);
+  }
+});
+
+t.test('the JSON the database builds for a post is postResource, for every kind of text and state', async (t) => {
+  const ctx = await buildTestApp(t);
+  const texts = [
+    'plain',
+    'quotes " and \\ backslashes',
+    'controls \u0001\u0008\t\n\r\f\u001f and DEL \u007f',
+    'line separators \u2028\u2029',
+    'accents Café, CJK 日本語, emoji 😀👩‍👩‍👧, RTL שלום',
+    '</script><!-- -->',
+    ' '.repeat(3) + 'x',
+  ];
+  const ids: string[] = [];
+  for (const [i, text] of texts.entries()) {
+    const body = { title: `T ${text}`.slice(0, 300), description: text, content: `# ${text}\n\n${text.repeat(50)}`, category: text, tags: [text, `t${i}`], authorId: text, isDraft: i % 2 === 0 };
+    ids.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: body })).json().data.post.id);
+  }
+  ids.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Only a title' } })).json().data.post.id);
+  const unlisted = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Unlisted', isDraft: false, visibility: 'unlisted' } })).json().data.post.id;
+  ids.push(unlisted);
+  await ctx.call({ method: 'PUT', url: `/api/v1/posts/${ids[0]}` });
+
+  const listed = new Map<string, unknown>();
+  const list = await ctx.call({ method: 'GET', url: '/api/v1/posts?status=all&limit=100' });
+  t.equal(list.headers['content-type'], 'application/json; charset=utf-8');
+  for (const post of list.json().data.posts) listed.set(post.id, post);
+  for (const id of ids) {
+    const expected = JSON.parse(JSON.stringify(postResource(await ctx.app.posts.get(ctx.site.id, id))));
+    const res = await ctx.call({ method: 'GET', url: `/api/v1/posts/${id}` });
+    t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    t.same(res.json().data.post, expected, `GET ${expected.title}`);
+    t.strictSame(Object.keys(res.json().data.post), Object.keys(expected), 'members in the same order');
+    t.same(listed.get(id), expected, `listed ${expected.title}`);
+  }
+  const one = await ctx.call({ method: 'GET', url: `/api/v1/posts/${ids[1]}` });
+  t.strictSame(Object.keys(one.json()), ['success', 'data']);
+  t.strictSame(Object.keys(one.json().data), ['message', 'post', 'site']);
+  t.same(one.json().data.site, { id: ctx.site.id, name: ctx.site.name });
+  t.strictSame(Object.keys(list.json().data), ['posts', 'pagination', 'site']);
+});
