@@ -6,6 +6,9 @@
 //   - every /posts request carries `Authorization: Bearer <key>`; the key is hashed with SHA-256
 //     and looked up in SQLite on every request (no cache), 401 when unknown;
 //   - GET /posts/:id: one indexed read (id and site), the row as JSON through a response schema;
+//   - GET /posts?page&limit: a page of posts newest first, found by offset in the (site,
+//     created_at) index, its rows as JSON through a response schema (the same work for a page
+//     as for one post, 20 times: the stack's own list-versus-one ratio);
 //   - POST /posts: a JSON-schema-validated body { title, content, tags }, a slug from the title,
 //     one durable insert (INSERT ... RETURNING), the created row as JSON (201);
 //   - GET /health without a key.
@@ -67,6 +70,9 @@ db.exec(`
 
 const findKey = db.prepare('select site_id from api_keys where hash = ?').pluck();
 const selectPost = db.prepare('select id, site_id, slug, title, content, tags, created_at, updated_at from posts where id = ? and site_id = ?');
+const selectPage = db.prepare(
+  'select id, site_id, slug, title, content, tags, created_at, updated_at from posts where site_id = ? order by created_at desc limit ? offset ?',
+);
 const insertPost = db.prepare(
   `insert into posts (id, site_id, slug, title, content, tags, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)
    returning id, site_id, slug, title, content, tags, created_at, updated_at`,
@@ -151,6 +157,23 @@ app.register(async (api) => {
       const row = selectPost.get(request.params.id, request.siteId);
       if (!row) return reply.code(404).send({ error: 'not found' });
       return view(row);
+    },
+  );
+
+  api.get(
+    '/posts',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+        },
+        response: { 200: { type: 'object', properties: { posts: { type: 'array', items: Post } } } },
+      },
+    },
+    async (request) => {
+      const { page, limit } = request.query;
+      return { posts: selectPage.all(request.siteId, limit, (page - 1) * limit).map(view) };
     },
   );
 

@@ -1,6 +1,7 @@
 // npm run bench: the posts API measured side by side with a bare "stack limit" baseline
 // (bench/baseline.mjs: Fastify 5 + better-sqlite3 in WAL, a SHA-256-hashed Bearer key looked up
-// in SQLite on every request, GET /posts/:id and POST /posts with a JSON schema, 10,000 seeded
+// in SQLite on every request, GET /posts/:id, GET /posts (a page by offset) and POST /posts
+// with a JSON schema, 10,000 seeded
 // posts of about 800 characters), both started in the same run on this machine.
 //
 // The service's data folder is seeded with raw SQL before it starts (posts of about 800
@@ -16,8 +17,10 @@
 // for /health to keep the whole run near 5 minutes. Reads run before any write, so the lists
 // are of exactly 10,000 and 100,000 posts; list pages rotate over pages 1-500 (the newest
 // 10,000 posts) at both sizes, so the two differ only in the site's size; a one-request-at-a-
-// time probe prints a page's latency by depth (pages 1, 250, 500, and 5,000 of 100,000), since
-// offset pagination skips `offset` index entries whatever the counts cost.
+// time probe prints a page's latency by depth (pages 1, 250, 500, and 5,000 of 100,000): deep
+// pages start from remembered anchors, so depth should not matter. The baseline's list page
+// (plain offset, the same rotation) and both servers' page 1 alone give the stack's own
+// list-versus-one-post ratio.
 //
 // Targets (issue 11): GET one post >= 0.8x the baseline with p99 <= 10 ms; POST >= 0.7x the
 // baseline; POST with one repeated title >= 0.9x POST with distinct titles at 10,000 and at
@@ -42,8 +45,8 @@ const ROUNDS_LARGE = 2;
 const ROUNDS_HEALTH = 1;
 const LIST_PAGES = 500;
 
-// Health 2 runs, reads and writes 9 each, the 100,000-post cases 3 per round; plus seeding.
-const plannedRuns = 2 * ROUNDS_HEALTH + 9 + 9 + 3 * ROUNDS_LARGE;
+// Health 2 runs, reads 18, writes 9, the 100,000-post cases 3 per round; plus seeding.
+const plannedRuns = 2 * ROUNDS_HEALTH + 18 + 9 + 3 * ROUNDS_LARGE;
 
 await runBench(
   'bench/posts',
@@ -156,6 +159,9 @@ await runBench(
       getService: { route: 'GET one post', who: 'service', server: service, key: apiKey, requests: get(() => `/api/v1/posts/${nextA()}`) },
       getBaseline: { route: 'GET one post', who: 'baseline', server: baseline, key: baselineKey, requests: get(() => `/posts/${nextBase()}`) },
       list10k: { route: `GET a list page (20 of ${POSTS.toLocaleString('en-US')})`, who: 'service', server: service, key: apiKey, requests: get(() => `/api/v1/posts?page=${nextPage()}&limit=20`) },
+      listBaseline: { route: `GET a list page (20 of ${POSTS.toLocaleString('en-US')})`, who: 'baseline', server: baseline, key: baselineKey, requests: get(() => `/posts?page=${nextPage()}&limit=20`) },
+      list10kFirst: { route: `GET list page 1 (20 of ${POSTS.toLocaleString('en-US')})`, who: 'service', server: service, key: apiKey, path: '/api/v1/posts?page=1&limit=20' },
+      listBaselineFirst: { route: `GET list page 1 (20 of ${POSTS.toLocaleString('en-US')})`, who: 'baseline', server: baseline, key: baselineKey, path: '/posts?page=1&limit=20' },
       list100k: { route: `GET a list page (20 of ${LARGE.toLocaleString('en-US')})`, who: 'service', server: service, key: siteC.key, requests: get(() => `/api/v1/posts?page=${nextPage()}&limit=20`) },
       postService: { route: 'POST a post, distinct titles', who: 'service', server: service, requests: post('/api/v1/posts', apiKey) },
       postBaseline: { route: 'POST a post, distinct titles', who: 'baseline', server: baseline, requests: post('/posts', baselineKey) },
@@ -191,12 +197,14 @@ await runBench(
     for (const name of ['healthService', 'healthBaseline']) await run(name, { duration: 1, quiet: true });
     for (const name of ['getService', 'getBaseline']) await run(name, { duration: 2, connections: 10, quiet: true });
     await run('list10k', { duration: 1, quiet: true });
+    await run('listBaseline', { duration: 1, quiet: true });
+    await run('listBaselineFirst', { duration: 1, quiet: true });
 
     // Reads first: no write has touched the sites yet.
     await alternate(`GET /health, ${ROUNDS_HEALTH} round(s)`, ['healthService', 'healthBaseline'], ROUNDS_HEALTH);
-    await alternate(`GET one post and a list page of ${POSTS.toLocaleString('en-US')}, ${ROUNDS} rounds`, ['getService', 'getBaseline', 'list10k'], ROUNDS);
+    await alternate(`GET one post and a list page of ${POSTS.toLocaleString('en-US')}, ${ROUNDS} rounds`, ['getService', 'getBaseline', 'list10k', 'listBaseline', 'list10kFirst', 'listBaselineFirst'], ROUNDS);
     await run('list100k', { duration: 1, quiet: true });
-    // Where a list page's time goes by depth: offset pagination skips `offset` index entries.
+    // A list page's time by depth: deep pages start from anchors (the first read of a depth finds them).
     const depth = {};
     for (const [name, api, pages] of [['10k', apiA, [1, 250, 500]], ['100k', apiC, [1, 250, 500, 5000]]]) {
       depth[name] = {};
@@ -244,7 +252,7 @@ await runBench(
     const med = (name, field = 'rps') => median(runs[name].map((r) => r[field]));
     const m = Object.fromEntries(Object.keys(W).map((k) => [k, { rps: med(k), p99: med(k, 'p99Ms'), cpu: med(k, 'serverCpuUsPerReq') }]));
     const baselineOf = {
-      healthService: 'healthBaseline', getService: 'getBaseline', postService: 'postBaseline', same10k: 'postBaseline', same100k: 'postBaseline',
+      healthService: 'healthBaseline', getService: 'getBaseline', list10k: 'listBaseline', list10kFirst: 'listBaselineFirst', postService: 'postBaseline', same10k: 'postBaseline', same100k: 'postBaseline',
       postService2: 'postBaseline',
     };
     const failures = Object.values(runs).flat().reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0);
@@ -257,7 +265,7 @@ await runBench(
         'req/s': round(m[k].rps, 0),
         'p99 ms': m[k].p99,
         'x baseline': baselineOf[k] ? ratio(m[k].rps, m[baselineOf[k]].rps, 2) : null,
-        'x GET one': k.startsWith('list') ? ratio(m[k].rps, m.getService.rps, 2) : null,
+        'x GET one': k.startsWith('list') ? ratio(m[k].rps, m[W[k].who === 'baseline' ? 'getBaseline' : 'getService'].rps, 2) : null,
         'x distinct': k === 'same10k' ? ratio(m[k].rps, m.postService.rps, 2) : k === 'same100k' ? ratio(m[k].rps, m.postService2.rps, 2) : null,
         'srv us/req': m[k].cpu,
         'req/s per round': runs[k].map((r) => r.rps).join(' '),
@@ -272,6 +280,10 @@ await runBench(
       same100kVsDistinct: ratio(m.same100k.rps, m.postService2.rps),
       list10kVsGet: ratio(m.list10k.rps, m.getService.rps),
       list100kVsGet: ratio(m.list100k.rps, m.getService.rps),
+      baselineListVsGet: ratio(m.listBaseline.rps, m.getBaseline.rps),
+      firstPageVsGet: ratio(m.list10kFirst.rps, m.getService.rps),
+      baselineFirstPageVsGet: ratio(m.listBaselineFirst.rps, m.getBaseline.rps),
+      listVsBaselineList: ratio(m.list10k.rps, m.listBaseline.rps),
     };
     const target = (value, ok, text) => ({ target: text, measured: value, verdict: verdict(value === null ? null : ok) });
     const targets = {
@@ -282,6 +294,9 @@ await runBench(
       [`POST same title vs distinct, ${LARGE / 1000}k collisions`]: target(ratios.same100kVsDistinct, ratios.same100kVsDistinct >= 0.9, '>= 0.9'),
       [`list page (${POSTS / 1000}k) vs GET one post`]: target(ratios.list10kVsGet, ratios.list10kVsGet >= 0.5, '>= 0.5'),
       [`list page (${LARGE / 1000}k) vs GET one post`]: target(ratios.list100kVsGet, ratios.list100kVsGet >= 0.5, '>= 0.5'),
+      'for reference: list page 1 vs GET one post': target(ratios.firstPageVsGet, null, '-'),
+      'for reference: the baseline\'s own list page vs its GET one post': target(ratios.baselineListVsGet, null, '(the stack limit)'),
+      'for reference: the baseline\'s own page 1 vs its GET one post': target(ratios.baselineFirstPageVsGet, null, '(the stack limit)'),
       'error responses': target(failures, failures === 0, '0'),
     };
     printTable('Targets (issue 11)', Object.entries(targets).map(([check, t]) => ({ check, ...t })));
