@@ -16,7 +16,7 @@ function listOf(times: number[]) {
   };
   /** The entries of a page as the database would give them from `locate`'s answer (or the plain offset). */
   const page = (anchors: ListAnchors, version: number, offset: number, limit: number) => {
-    const start = anchors.locate('list', version, offset, creationTimes);
+    const start = anchors.locate('list', () => version, offset, creationTimes);
     if (!start) return times.slice(offset, offset + limit);
     const first = times.findIndex((time) => time <= start.from);
     return times.slice(first + start.skip, first + start.skip + limit);
@@ -55,35 +55,38 @@ t.test('anchors: found once per version, by reading on from the last one known',
   const times = Array.from({ length: 5000 }, (_, i) => 10_000 - i);
   const anchors = new ListAnchors();
   const list = listOf(times);
-  t.equal(anchors.locate('list', 1, 99, list.creationTimes), null, 'the first stride needs no anchor');
+  const unasked = () => {
+    throw new Error('the version was asked for');
+  };
+  t.equal(anchors.locate('list', unasked, 99, list.creationTimes), null, 'the first stride needs no anchor, nor the version');
   t.equal(list.reads.calls, 0);
-  t.same(anchors.locate('list', 1, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.same(anchors.locate('list', () => 1, 2520, list.creationTimes), { from: times[2500], skip: 20 });
   t.equal(list.reads.entries, 2501, 'creation times read down to the anchor asked for, once');
-  anchors.locate('list', 1, 2000, list.creationTimes);
-  anchors.locate('list', 1, 2599, list.creationTimes);
+  anchors.locate('list', () => 1, 2000, list.creationTimes);
+  anchors.locate('list', () => 1, 2599, list.creationTimes);
   t.equal(list.reads.calls, 1, 'shallower pages and pages of the same stride read nothing more');
-  anchors.locate('list', 1, 3010, list.creationTimes);
+  anchors.locate('list', () => 1, 3010, list.creationTimes);
   t.equal(list.reads.entries, 2501 + 501, 'a deeper page reads on from the last anchor (read again for its ties)');
-  t.same(anchors.locate('list', 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
+  t.same(anchors.locate('list', () => 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
   const afterEnd = list.reads.calls;
-  anchors.locate('list', 1, 12000, list.creationTimes);
+  anchors.locate('list', () => 1, 12000, list.creationTimes);
   t.equal(list.reads.calls, afterEnd, 'the end of the list is remembered');
-  anchors.locate('list', 2, 2520, list.creationTimes);
+  anchors.locate('list', () => 2, 2520, list.creationTimes);
   t.equal(list.reads.calls, afterEnd + 1, 'a new version (a post was written) finds them again');
 });
 
 t.test('anchors: the lists remembered are bounded, the least recently used forgotten first', async (t) => {
   const anchors = new ListAnchors(3);
   const list = listOf(Array.from({ length: 500 }, (_, i) => 1000 - i));
-  for (const key of ['a', 'b', 'c']) anchors.locate(key, 1, 150, list.creationTimes);
-  anchors.locate('a', 1, 150, list.creationTimes);
-  anchors.locate('d', 1, 150, list.creationTimes);
+  for (const key of ['a', 'b', 'c']) anchors.locate(key, () => 1, 150, list.creationTimes);
+  anchors.locate('a', () => 1, 150, list.creationTimes);
+  anchors.locate('d', () => 1, 150, list.creationTimes);
   t.equal(anchors.size, 3);
   const calls = list.reads.calls;
-  anchors.locate('a', 1, 150, list.creationTimes);
-  anchors.locate('c', 1, 150, list.creationTimes);
+  anchors.locate('a', () => 1, 150, list.creationTimes);
+  anchors.locate('c', () => 1, 150, list.creationTimes);
   t.equal(list.reads.calls, calls, 'a and c kept');
-  anchors.locate('b', 1, 150, list.creationTimes);
+  anchors.locate('b', () => 1, 150, list.creationTimes);
   t.equal(list.reads.calls, calls + 1, 'b, the least recently used, was forgotten');
   t.equal(ANCHOR_STRIDE, 100);
 });

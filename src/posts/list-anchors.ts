@@ -44,19 +44,26 @@ export class ListAnchors {
   constructor(private readonly maxLists = 1000) {}
 
   /**
-   * Where the page at `offset` of list `key` (at `version`) starts, or null when it is within
-   * the first stride (a plain offset is as cheap).
+   * Where the page at `offset` of list `key` starts, or null when it is within the first
+   * stride (a plain offset is as cheap). `version` is asked only for a deeper page.
    */
-  locate(key: string, version: number, offset: number, creationTimes: CreationTimes): PageStart | null {
+  locate(key: string, version: () => number, offset: number, creationTimes: CreationTimes): PageStart | null {
     const wanted = Math.floor(offset / ANCHOR_STRIDE);
     if (wanted === 0) return null;
+    return this.locateIn(this.entryOf(key, version()), wanted, offset, creationTimes);
+  }
+
+  private entryOf(key: string, version: number): ListAnchorsEntry {
     let entry = this.lists.get(key);
     if (entry?.version !== version) entry = { version, anchors: [], ended: false };
     // Most recently used last: Map keeps insertion order.
     this.lists.delete(key);
     this.lists.set(key, entry);
     if (this.lists.size > this.maxLists) this.lists.delete(this.lists.keys().next().value!);
+    return entry;
+  }
 
+  private locateIn(entry: ListAnchorsEntry, wanted: number, offset: number, creationTimes: CreationTimes): PageStart | null {
     if (entry.anchors.length < wanted && !entry.ended) extend(entry, wanted, creationTimes);
     const known = Math.min(wanted, entry.anchors.length);
     if (known === 0) return null;

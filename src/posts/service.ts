@@ -237,7 +237,7 @@ export function listPageQuery(db: Executor, siteId: string, query: ListQuery, of
 /** A page of a list by status alone: from its anchor when it is deep (see list-anchors.ts). */
 function statusPage(db: Executor, anchors: ListAnchors, siteId: string, status: ListQuery['status'], offset: number, limit: number) {
   const key = String(status);
-  const version = prepared(db, selectContentVersion).get({ siteId })?.version ?? 0;
+  const version = () => prepared(db, selectContentVersion).get({ siteId })?.version ?? 0;
   const start = anchors.locate(`${siteId}|${key}`, version, offset, (from, skip, count) =>
     prepared(db, creationTimesByStatus[key]).all({ siteId, from, skip, count }).map((row) => row.createdAt),
   );
