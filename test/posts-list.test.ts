@@ -194,3 +194,17 @@ t.test('the JSON the database builds for a post is postResource, for every kind 
   t.same(one.json().data.site, { id: ctx.site.id, name: ctx.site.name });
   t.strictSame(Object.keys(list.json().data), ['posts', 'pagination', 'site']);
 });
+
+t.test('stringifyWithRaw is JSON.stringify with RawJson text put in as it is', async (t) => {
+  const { RawJson, stringifyWithRaw } = await import('../src/json.js');
+  const values: unknown[] = [
+    { a: 1, b: 'two', c: [1, undefined, 'x', null], d: undefined, e: () => 1, f: new Date(0), g: { toJSON: () => 'custom' }, h: { nested: [true, { z: -0.5 }] } },
+    [],
+    {},
+    'text "quoted" \n',
+    null,
+    42,
+  ];
+  for (const value of values) t.equal(stringifyWithRaw(value), JSON.stringify(value));
+  t.equal(stringifyWithRaw({ success: true, data: { posts: new RawJson('[{"id":"x"}]'), n: [new RawJson('1'), 2] } }), '{"success":true,"data":{"posts":[{"id":"x"}],"n":[1,2]}}');
+});
