@@ -121,7 +121,9 @@ t.test('a batch retried after the client lost the first answer makes one batch, 
   const body = JSON.stringify({ posts: [{ topic: 'Espresso basics' }, { topic: 'Cold brew' }, { topic: 'Pour over' }] });
   const headers = { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json', 'idempotency-key': 'batch-7f3a' };
 
-  // The request goes out whole; the connection drops before the answer comes back.
+  // The request goes out whole; the connection drops as the answer arrives, unread. (Dropping
+  // it sooner can beat the server to the request on PostgreSQL, where the claim is a round
+  // trip: then the retry is the first attempt, which this test is not about.)
   await new Promise<void>((resolve) => {
     const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/posts/batch', headers });
     request.on('error', () => resolve());
@@ -129,8 +131,7 @@ t.test('a batch retried after the client lost the first answer makes one batch, 
       request.destroy();
       resolve();
     });
-    request.end(body, () => setImmediate(() => request.destroy()));
-    request.on('close', () => resolve());
+    request.end(body);
   });
 
   const retry = () => fetch(`http://127.0.0.1:${port}/api/v1/posts/batch`, { method: 'POST', headers, body });
