@@ -215,16 +215,15 @@ export const anchoredPageQuery = (db: Executor, siteId: string, status: ListQuer
   listPage(db, and(eq(posts.siteId, siteId), statusFilter(posts, status), atOrBefore(from)), limit, offset);
 
 /** Creation times alone, in list order, read from the list index to find anchors. */
-const creationTimesByStatus = byStatus((db, where) =>
-  db
-    .select({ createdAt: sql<number>`${posts.createdAt}` })
-    .from(posts)
-    .where(and(where, atOrBefore(sql.placeholder('from'))))
-    .orderBy(...LIST_ORDER)
-    .limit(sql.placeholder('count'))
-    .offset(sql.placeholder('skip'))
-    .prepare(),
-);
+function creationTimes(db: Executor, where: SQL | undefined, from: number | Placeholder, count: number | Placeholder, skip: number | Placeholder) {
+  return db.select({ createdAt: sql<number>`${posts.createdAt}` }).from(posts).where(and(where, atOrBefore(from))).orderBy(...LIST_ORDER).limit(count).offset(skip);
+}
+
+const creationTimesByStatus = byStatus((db, where) => creationTimes(db, where, sql.placeholder('from'), sql.placeholder('count'), sql.placeholder('skip')).prepare());
+
+/** The statement that finds anchors (exported for the query-plan test). */
+export const creationTimesQuery = (db: Executor, siteId: string, status: ListQuery['status'], from: number, count: number, skip: number) =>
+  creationTimes(db, and(eq(posts.siteId, siteId), statusFilter(posts, status)), from, count, skip);
 
 const selectContentVersion = (db: Executor) =>
   db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, sql.placeholder('siteId'))).prepare();
