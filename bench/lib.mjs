@@ -354,7 +354,7 @@ export function apiClient(server, apiKey) {
   const auth = { authorization: `Bearer ${apiKey}` };
   const call = (method) => (urlPath, body, options = {}) =>
     request(server.baseUrl, method, urlPath, { ...options, body, headers: { ...auth, ...options.headers } });
-  return { get: (urlPath, options) => call('GET')(urlPath, undefined, options), post: call('POST'), auth };
+  return { get: (urlPath, options) => call('GET')(urlPath, undefined, options), post: call('POST'), put: (urlPath, options) => call('PUT')(urlPath, undefined, options), auth };
 }
 
 /** Builds a multipart/form-data body with one file part named "file". */

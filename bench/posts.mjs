@@ -17,10 +17,14 @@
 // for /health to keep the whole run near 5 minutes. Reads run before any write, so the lists
 // are of exactly 10,000 and 100,000 posts; list pages rotate over pages 1-500 (the newest
 // 10,000 posts) at both sizes, so the two differ only in the site's size; a one-request-at-a-
-// time probe prints a page's latency by depth (pages 1, 250, 500, and 5,000 of 100,000): deep
-// pages start from remembered anchors, so depth should not matter. The baseline's list page
-// (plain offset, the same rotation) and both servers' page 1 alone give the stack's own
-// list-versus-one-post ratio.
+// time probe prints a page's latency by depth (pages 1, 250, 500, and 5,000 of 100,000), each
+// read after a write so that no kept page answers: deep pages start from remembered anchors,
+// so depth should not matter. The baseline's list page (plain offset, the same rotation) and
+// both servers' page 1 alone give the stack's own list-versus-one-post ratio.
+// The service keeps list pages per content version of the site (src/posts/list-cache.ts): in
+// the rotations above, with no write between them, pages after the first round are kept ones.
+// "A list page after a write" alternates a PUT (toggling one post) with each list read, so
+// every page is read and encoded anew: a page's full cost.
 //
 // Targets (issue 11): GET one post >= 0.8x the baseline with p99 <= 10 ms; POST >= 0.7x the
 // baseline; POST with one repeated title >= 0.9x POST with distinct titles at 10,000 and at
@@ -45,8 +49,8 @@ const ROUNDS_LARGE = 2;
 const ROUNDS_HEALTH = 1;
 const LIST_PAGES = 500;
 
-// Health 2 runs, reads 18, writes 9, the 100,000-post cases 3 per round; plus seeding.
-const plannedRuns = 2 * ROUNDS_HEALTH + 18 + 9 + 3 * ROUNDS_LARGE;
+// Health 2 runs, reads 18, writes 9, the 100,000-post cases and lists after writes 4 per round; plus seeding.
+const plannedRuns = 2 * ROUNDS_HEALTH + 18 + 9 + 4 * ROUNDS_LARGE;
 
 await runBench(
   'bench/posts',
@@ -162,6 +166,15 @@ await runBench(
       listBaseline: { route: `GET a list page (20 of ${POSTS.toLocaleString('en-US')})`, who: 'baseline', server: baseline, key: baselineKey, requests: get(() => `/posts?page=${nextPage()}&limit=20`) },
       list10kFirst: { route: `GET list page 1 (20 of ${POSTS.toLocaleString('en-US')})`, who: 'service', server: service, key: apiKey, path: '/api/v1/posts?page=1&limit=20' },
       listBaselineFirst: { route: `GET list page 1 (20 of ${POSTS.toLocaleString('en-US')})`, who: 'baseline', server: baseline, key: baselineKey, path: '/posts?page=1&limit=20' },
+      // Every list read after a write (a PUT toggling one post's draft state, which moves the
+      // site's content version): the pages kept per version never serve, so this is a page's full cost.
+      list10kAfterWrite: {
+        route: `GET a list page after a write (20 of ${POSTS.toLocaleString('en-US')}; half the requests are the PUTs)`,
+        who: 'service',
+        server: service,
+        key: apiKey,
+        requests: [{ method: 'PUT', setupRequest: (req) => ({ ...req, path: `/api/v1/posts/${idsA[0]}` }) }, ...get(() => `/api/v1/posts?page=${nextPage()}&limit=20`)],
+      },
       list100k: { route: `GET a list page (20 of ${LARGE.toLocaleString('en-US')})`, who: 'service', server: service, key: siteC.key, requests: get(() => `/api/v1/posts?page=${nextPage()}&limit=20`) },
       postService: { route: 'POST a post, distinct titles', who: 'service', server: service, requests: post('/api/v1/posts', apiKey) },
       postBaseline: { route: 'POST a post, distinct titles', who: 'baseline', server: baseline, requests: post('/posts', baselineKey) },
@@ -203,14 +216,20 @@ await runBench(
     // Reads first: no write has touched the sites yet.
     await alternate(`GET /health, ${ROUNDS_HEALTH} round(s)`, ['healthService', 'healthBaseline'], ROUNDS_HEALTH);
     await alternate(`GET one post and a list page of ${POSTS.toLocaleString('en-US')}, ${ROUNDS} rounds`, ['getService', 'getBaseline', 'list10k', 'listBaseline', 'list10kFirst', 'listBaselineFirst'], ROUNDS);
+    await alternate(`A list page of ${POSTS.toLocaleString('en-US')} after a write each (toggles leave the totals as they were), ${ROUNDS_LARGE} rounds`, ['list10kAfterWrite'], ROUNDS_LARGE);
     await run('list100k', { duration: 1, quiet: true });
-    // A list page's time by depth: deep pages start from anchors (the first read of a depth finds them).
+    // A list page's time by depth, not kept (a post of the site toggled before each read moves
+    // its content version): deep pages start from anchors, found again after each write.
     const depth = {};
     for (const [name, api, pages] of [['10k', apiA, [1, 250, 500]], ['100k', apiC, [1, 250, 500, 5000]]]) {
       depth[name] = {};
+      const toggled = (await api.get('/api/v1/posts?page=1&limit=1&status=all')).json().data.posts[0].id;
       for (const page of pages) {
         const times = [];
-        for (let i = 0; i < 40; i++) times.push((await api.get(`/api/v1/posts?page=${page}&limit=20`)).ms);
+        for (let i = 0; i < 40; i++) {
+          check('toggle before a list read', (await api.put(`/api/v1/posts/${toggled}`)).status === 200, { status: 'PUT', text: toggled });
+          times.push((await api.get(`/api/v1/posts?page=${page}&limit=20`)).ms);
+        }
         depth[name][page] = round(median(times), 2);
       }
     }
@@ -265,7 +284,8 @@ await runBench(
         'req/s': round(m[k].rps, 0),
         'p99 ms': m[k].p99,
         'x baseline': baselineOf[k] ? ratio(m[k].rps, m[baselineOf[k]].rps, 2) : null,
-        'x GET one': k.startsWith('list') ? ratio(m[k].rps, m[W[k].who === 'baseline' ? 'getBaseline' : 'getService'].rps, 2) : null,
+        // After a write: half the requests are the writes.
+        'x GET one': k.startsWith('list') ? ratio(m[k].rps / (k === 'list10kAfterWrite' ? 2 : 1), m[W[k].who === 'baseline' ? 'getBaseline' : 'getService'].rps, 2) : null,
         'x distinct': k === 'same10k' ? ratio(m[k].rps, m.postService.rps, 2) : k === 'same100k' ? ratio(m[k].rps, m.postService2.rps, 2) : null,
         'srv us/req': m[k].cpu,
         'req/s per round': runs[k].map((r) => r.rps).join(' '),
@@ -284,6 +304,8 @@ await runBench(
       firstPageVsGet: ratio(m.list10kFirst.rps, m.getService.rps),
       baselineFirstPageVsGet: ratio(m.listBaselineFirst.rps, m.getBaseline.rps),
       listVsBaselineList: ratio(m.list10k.rps, m.listBaseline.rps),
+      listAfterWriteVsGet: ratio(m.list10kAfterWrite.rps / 2, m.getService.rps),
+      listAfterWriteVsBaselineList: ratio(m.list10kAfterWrite.rps / 2, m.listBaseline.rps),
     };
     const target = (value, ok, text) => ({ target: text, measured: value, verdict: verdict(value === null ? null : ok) });
     const targets = {
@@ -295,6 +317,8 @@ await runBench(
       [`list page (${POSTS / 1000}k) vs GET one post`]: target(ratios.list10kVsGet, ratios.list10kVsGet >= 0.5, '>= 0.5'),
       [`list page (${LARGE / 1000}k) vs GET one post`]: target(ratios.list100kVsGet, ratios.list100kVsGet >= 0.5, '>= 0.5'),
       'for reference: list page 1 vs GET one post': target(ratios.firstPageVsGet, null, '-'),
+      'for reference: a list page after a write (not kept) vs GET one post': target(ratios.listAfterWriteVsGet, null, '-'),
+      'for reference: a list page after a write vs the baseline\'s list page': target(ratios.listAfterWriteVsBaselineList, null, '-'),
       'for reference: the baseline\'s own list page vs its GET one post': target(ratios.baselineListVsGet, null, '(the stack limit)'),
       'for reference: the baseline\'s own page 1 vs its GET one post': target(ratios.baselineFirstPageVsGet, null, '(the stack limit)'),
       'error responses': target(failures, failures === 0, '0'),

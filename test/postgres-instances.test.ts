@@ -101,8 +101,16 @@ postgresTests(() => {
     await waitFor(async () => (await call(a, 'GET', `/api/v1/knowledge/${file.body.data.knowledge.id}`)).body.data.knowledge.status === 'indexed', 'the file to be indexed');
     t.equal((await s3.keys()).length, 1, 'one object in the shared store');
 
+    // Each instance keeps list pages under the site's shared content version: a write on one shows in the other's lists at once.
+    const listed = async (service: Service) => (await call(service, 'GET', '/api/v1/posts?status=all&limit=5')).body.data.posts.map((post: { title: string }) => post.title);
+    t.ok((await listed(a)).includes('Shared post'), 'listed on A (the page now kept)');
+    t.ok((await listed(a)).includes('Shared post'), 'listed on A again');
+    t.equal((await call(b, 'PATCH', `/api/v1/posts/${id}`, { body: { title: 'Shared post, renamed on B' } })).status, 200);
+    t.ok((await listed(a)).includes('Shared post, renamed on B'), "B's edit in A's list at once");
+
     t.equal((await call(b, 'DELETE', `/api/v1/posts/${id}`)).status, 200, 'deleted on B');
     t.equal((await call(a, 'GET', `/api/v1/posts/${id}`)).status, 404, 'gone on A');
+    t.notOk((await listed(a)).some((title: string) => title.startsWith('Shared post')), "gone from A's list at once");
   });
 
   t.test('200 concurrent creates with one title across two instances: 200 distinct slugs', async (t) => {

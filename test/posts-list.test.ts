@@ -208,3 +208,50 @@ t.test('stringifyWithRaw is JSON.stringify with RawJson text put in as it is', a
   for (const value of values) t.equal(stringifyWithRaw(value), JSON.stringify(value));
   t.equal(stringifyWithRaw({ success: true, data: { posts: new RawJson('[{"id":"x"}]'), n: [new RawJson('1'), 2] } }), '{"success":true,"data":{"posts":[{"id":"x"}],"n":[1,2]}}');
 });
+
+t.test('list page cache: kept per site, version and query; the least recently used dropped past its size', async (t) => {
+  const { ListPageCache } = await import('../src/posts/list-cache.js');
+  const { RawJson } = await import('../src/json.js');
+  const pageOf = (chars: number, tag = 'x') => ({ posts: new RawJson(`["${tag.repeat(Math.max(0, chars - 4))}"]`), pagination: { page: 1, limit: 20, total: 1, pages: 1 } });
+  const query = { page: 1, limit: 20 };
+  const cache = new ListPageCache(400);
+  let produced = 0;
+  const produce = (chars = 50, tag?: string) => () => {
+    produced++;
+    return pageOf(chars, tag);
+  };
+
+  const kept = cache.page('s1', 1, query, produce());
+  t.equal(cache.page('s1', 1, query, produce()), kept, 'read again: the page kept');
+  t.equal(produced, 1);
+  cache.page('s1', 2, query, produce());
+  cache.page('s2', 1, query, produce());
+  for (const other of [{ ...query, page: 2 }, { ...query, limit: 21 }, { ...query, status: 'draft' as const }, { ...query, tag: 'a' }, { ...query, category: 'a' }, { ...query, q: 'a' }]) {
+    cache.page('s1', 1, other, produce());
+  }
+  t.equal(produced, 9, 'another version, site, page, limit, status or filter is another page');
+
+  // 400 characters hold 8 pages of 50: the ninth dropped the least recently used (the first).
+  t.equal(cache.size, 8);
+  const second = cache.page('s1', 2, query, produce());
+  t.equal(produced, 9, 'the next least recently used is still kept, and now the most recent');
+  cache.page('s9', 1, query, produce());
+  t.equal(cache.size, 8);
+  t.equal(cache.page('s1', 2, query, produce()), second, 'the page read most recently stays');
+  cache.page('s2', 1, query, produce());
+  t.equal(produced, 11, 'the least recently used was dropped');
+  t.not(cache.page('s1', 1, query, produce()), kept, 'and so was the first');
+
+  const large = pageOf(101);
+  t.equal(cache.page('big', 1, query, () => large), large);
+  t.not(cache.page('big', 1, query, () => pageOf(101)), large, 'a page over a quarter of the whole is not kept');
+
+  // Answers that come later (PostgreSQL): kept once they come, once when two reads missed together.
+  const later = new ListPageCache(400);
+  const [a, b] = await Promise.all([later.page('s', 1, query, async () => pageOf(100, 'a')), later.page('s', 1, query, async () => pageOf(100, 'b'))]);
+  t.not(a, b);
+  t.equal(later.size, 1);
+  t.equal(await later.page('s', 1, query, async () => pageOf(100, 'c')), b, 'the later answer kept');
+  for (const site of ['t', 'u', 'v']) await later.page(site, 1, query, async () => pageOf(100));
+  t.equal(later.size, 4, 'the twin counted once: four pages of 100 fit in 400');
+});

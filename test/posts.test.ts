@@ -239,3 +239,44 @@ t.test('sites are isolated', async (t) => {
   t.same(list.site, other.site);
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}` })).json().data.post.title, 'Mine', 'untouched');
 });
+
+t.test('a list page read again is the same until a post of the site changes: every kind of write shows at once', async (t) => {
+  const ctx = await buildTestApp(t);
+  const other = await ctx.addSite('Other site');
+  for (const title of ['First', 'Second', 'Third']) await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title, tags: ['kept'] } });
+  const list = async (query = 'status=all&limit=10') => {
+    const res = await ctx.call({ method: 'GET', url: `/api/v1/posts?${query}` });
+    t.equal(res.statusCode, 200);
+    return { text: res.body, ...(res.json().data as { posts: { id: string; title: string; isDraft: boolean; tags: string[] }[]; pagination: { total: number } }) };
+  };
+  const titles = async (query?: string) => (await list(query)).posts.map((post) => post.title);
+
+  const first = await list();
+  t.equal((await list()).text, first.text, 'read again: the same answer');
+  t.same(await titles('tag=kept'), ['Third', 'Second', 'First']);
+
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Fourth' } })).json().data.post;
+  const afterCreate = await list();
+  t.same(afterCreate.posts.map((post) => post.title), ['Fourth', 'Third', 'Second', 'First'], 'a create shows at once');
+  t.equal(afterCreate.pagination.total, 4);
+
+  const third = afterCreate.posts[1]!;
+  await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${third.id}`, payload: { title: 'Third, edited', tags: ['other'] } });
+  t.same(await titles(), ['Fourth', 'Third, edited', 'Second', 'First'], 'an edit shows at once');
+  t.same(await titles('tag=kept'), ['Second', 'First'], 'and in a filtered list');
+
+  await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}` });
+  t.same((await list('status=published')).posts.map((post) => post.id), [created.id], 'a publish shows at once');
+  t.same(await titles('status=draft'), ['Third, edited', 'Second', 'First']);
+
+  await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${created.id}` });
+  t.same(await titles(), ['Third, edited', 'Second', 'First'], 'a delete shows at once');
+  t.same(await titles('status=published'), []);
+
+  // Another site's writes leave this site's pages as they were, and its own pages are its own.
+  const before = await list();
+  await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Elsewhere' }, key: other.key });
+  t.equal((await list()).text, before.text, "another site's write changes nothing here");
+  const theirs = await ctx.call({ method: 'GET', url: '/api/v1/posts?status=all&limit=10', key: other.key });
+  t.same(theirs.json().data.posts.map((post: { title: string }) => post.title), ['Elsewhere']);
+});

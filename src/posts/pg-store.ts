@@ -18,6 +18,7 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
+import { ListPageCache } from './list-cache.js';
 import { jsonArray, postJsonText, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runStepsAsync, toggleSteps, updateSteps, type AsyncPostStorage, type WriteSteps } from './write-steps.js';
 
@@ -161,6 +162,7 @@ export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery
  */
 export class PgPostStore {
   private readonly listeners: PgPostChangeListener[] = [];
+  private readonly pages = new ListPageCache();
 
   constructor(private readonly db: PgExecutor) {}
 
@@ -230,8 +232,12 @@ export class PgPostStore {
   }
 
   async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
-    const { items, pagination } = await this.listRows(siteId, query);
-    return { posts: jsonArray(items.map(postJsonText)), pagination };
+    // The version first: see ListPageCache. Every instance keeps its own pages; the version they are kept under is shared.
+    const version = first(await this.db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, siteId)))?.version ?? 0;
+    return this.pages.page(siteId, version, query, async () => {
+      const { items, pagination } = await this.listRows(siteId, query);
+      return { posts: jsonArray(items.map(postJsonText)), pagination };
+    });
   }
 
   private async listRows(siteId: string, query: ListQuery) {

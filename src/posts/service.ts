@@ -19,6 +19,7 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
+import { ListPageCache } from './list-cache.js';
 import { ListAnchors } from './list-anchors.js';
 import { jsonArray, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runSteps, toggleSteps, updateSteps, type PostStorage, type WriteSteps } from './write-steps.js';
@@ -234,10 +235,9 @@ export function listPageQuery(db: Executor, siteId: string, query: ListQuery, of
 }
 
 /** A page of a list by status alone: from its anchor when it is deep (see list-anchors.ts). */
-function statusPage(db: Executor, anchors: ListAnchors, siteId: string, status: ListQuery['status'], offset: number, limit: number) {
+function statusPage(db: Executor, anchors: ListAnchors, siteId: string, version: number, status: ListQuery['status'], offset: number, limit: number) {
   const key = String(status);
-  const version = () => prepared(db, selectContentVersion).get({ siteId })?.version ?? 0;
-  const start = anchors.locate(`${siteId}|${key}`, version, offset, (from, skip, count) =>
+  const start = anchors.locate(`${siteId}|${key}`, () => version, offset, (from, skip, count) =>
     prepared(db, creationTimesByStatus[key]).all({ siteId, from, skip, count }).map((row) => row.createdAt),
   );
   return start
@@ -245,7 +245,7 @@ function statusPage(db: Executor, anchors: ListAnchors, siteId: string, status: 
     : prepared(db, listPageByStatus[key]).all({ siteId, limit, offset });
 }
 
-function listPosts(db: Executor, anchors: ListAnchors, siteId: string, query: ListQuery): PostsJsonPage {
+function listPosts(db: Executor, anchors: ListAnchors, siteId: string, version: number, query: ListQuery): PostsJsonPage {
   const search = searchFilters(posts, query, hasTag);
   const filtered = search.length > 0;
   const page = paginate(
@@ -256,7 +256,7 @@ function listPosts(db: Executor, anchors: ListAnchors, siteId: string, query: Li
       filtered
         ? db.select({ n: count() }).from(posts).where(and(eq(posts.siteId, siteId), statusFilter(posts, query.status), ...search)).get()!.n
         : totalOf(prepared(db, selectCounts).get({ siteId }), query.status),
-    (offset, limit) => (filtered ? listPageQuery(db, siteId, { ...query, limit }, offset).all() : statusPage(db, anchors, siteId, query.status, offset, limit)),
+    (offset, limit) => (filtered ? listPageQuery(db, siteId, { ...query, limit }, offset).all() : statusPage(db, anchors, siteId, version, query.status, offset, limit)),
   );
   return { posts: jsonArray(page.items.map((row) => row.json)), pagination: page.pagination };
 }
@@ -268,6 +268,7 @@ function listPosts(db: Executor, anchors: ListAnchors, siteId: string, query: Li
 export class PostService {
   private readonly listeners: PostChangeListener[] = [];
   private readonly anchors = new ListAnchors();
+  private readonly pages = new ListPageCache();
 
   constructor(private readonly db: Executor) {}
 
@@ -328,6 +329,8 @@ export class PostService {
 
   /** A page of posts as the API shows them (`postResource`s), as JSON text. */
   async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
-    return listPosts(this.db, this.anchors, siteId, query);
+    // The version first: see ListPageCache.
+    const version = prepared(this.db, selectContentVersion).get({ siteId })?.version ?? 0;
+    return this.pages.page(siteId, version, query, () => listPosts(this.db, this.anchors, siteId, version, query));
   }
 }
