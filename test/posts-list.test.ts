@@ -60,7 +60,9 @@ t.test('anchors: found once per version, by reading on from the last one known',
   };
   t.equal(anchors.locate('list', unasked, 99, list.creationTimes), null, 'the first stride needs no anchor, nor the version');
   t.equal(list.reads.calls, 0);
-  t.same(anchors.locate('list', () => 1, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.equal(anchors.locate('list', () => 1, 2520, list.creationTimes), null, 'the first deep page of a version: its plain offset');
+  t.equal(list.reads.calls, 0, 'and nothing read for it');
+  t.same(anchors.locate('list', () => 1, 2520, list.creationTimes), { from: times[2500], skip: 20 }, 'the second: from its anchor');
   t.equal(list.reads.entries, 2501, 'creation times read down to the anchor asked for, once');
   anchors.locate('list', () => 1, 2000, list.creationTimes);
   anchors.locate('list', () => 1, 2599, list.creationTimes);
@@ -71,14 +73,17 @@ t.test('anchors: found once per version, by reading on from the last one known',
   const afterEnd = list.reads.calls;
   anchors.locate('list', () => 1, 12000, list.creationTimes);
   t.equal(list.reads.calls, afterEnd, 'the end of the list is remembered');
-  anchors.locate('list', () => 2, 2520, list.creationTimes);
-  t.equal(list.reads.calls, afterEnd + 1, 'a new version (a post was written) finds them again');
+  t.equal(anchors.locate('list', () => 2, 2520, list.creationTimes), null, 'a new version (a post was written): its first deep page by offset');
+  t.equal(list.reads.calls, afterEnd);
+  t.same(anchors.locate('list', () => 2, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.equal(list.reads.calls, afterEnd + 1, 'the second finds them again');
 });
 
 t.test('anchors: the lists remembered are bounded, the least recently used forgotten first', async (t) => {
   const anchors = new ListAnchors(3);
   const list = listOf(Array.from({ length: 500 }, (_, i) => 1000 - i));
-  for (const key of ['a', 'b', 'c']) anchors.locate(key, () => 1, 150, list.creationTimes);
+  // Twice each: the first deep page of a version is read by its plain offset.
+  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) anchors.locate(key, () => 1, 150, list.creationTimes);
   anchors.locate('a', () => 1, 150, list.creationTimes);
   anchors.locate('d', () => 1, 150, list.creationTimes);
   t.equal(anchors.size, 3);
@@ -86,8 +91,9 @@ t.test('anchors: the lists remembered are bounded, the least recently used forgo
   anchors.locate('a', () => 1, 150, list.creationTimes);
   anchors.locate('c', () => 1, 150, list.creationTimes);
   t.equal(list.reads.calls, calls, 'a and c kept');
+  t.equal(anchors.locate('b', () => 1, 150, list.creationTimes), null, 'b, the least recently used, was forgotten');
   anchors.locate('b', () => 1, 150, list.creationTimes);
-  t.equal(list.reads.calls, calls + 1, 'b, the least recently used, was forgotten');
+  t.equal(list.reads.calls, calls + 1, 'and its anchors found again');
   t.equal(ANCHOR_STRIDE, 100);
 });
 

@@ -32,6 +32,8 @@ export type CreationTimes = (from: number, skip: number, count: number) => numbe
 
 interface ListAnchorsEntry {
   version: number;
+  /** A deep page of this version was read by its plain offset: the next one finds anchors. */
+  deepRead: boolean;
   anchors: Anchor[];
   /** The list has no entry at the next anchor's offset. */
   ended: boolean;
@@ -44,18 +46,27 @@ export class ListAnchors {
   constructor(private readonly maxLists = 1000) {}
 
   /**
-   * Where the page at `offset` of list `key` starts, or null when it is within the first
-   * stride (a plain offset is as cheap). `version` is asked only for a deeper page.
+   * Where the page at `offset` of list `key` starts, or null for a plain offset: within the
+   * first stride (as cheap), and for the first deeper page of a version (see below). `version`
+   * is asked only for a deeper page.
    */
   locate(key: string, version: () => number, offset: number, creationTimes: CreationTimes): PageStart | null {
     const wanted = Math.floor(offset / ANCHOR_STRIDE);
     if (wanted === 0) return null;
-    return this.locateIn(this.entryOf(key, version()), wanted, offset, creationTimes);
+    const entry = this.entryOf(key, version());
+    // The first deep page of a version steps over its offset in the database: that costs less
+    // than reading the creation times down to it, and a write may move the version before the
+    // next deep page. Anchors pay from the second deep page of a version on.
+    if (!entry.deepRead) {
+      entry.deepRead = true;
+      return null;
+    }
+    return this.locateIn(entry, wanted, offset, creationTimes);
   }
 
   private entryOf(key: string, version: number): ListAnchorsEntry {
     let entry = this.lists.get(key);
-    if (entry?.version !== version) entry = { version, anchors: [], ended: false };
+    if (entry?.version !== version) entry = { version, deepRead: false, anchors: [], ended: false };
     // Most recently used last: Map keeps insertion order.
     this.lists.delete(key);
     this.lists.set(key, entry);
