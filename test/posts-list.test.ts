@@ -1,5 +1,6 @@
 import t from 'tap';
 import { ANCHOR_STRIDE, ListAnchors, type CreationTimes } from '../src/posts/list-anchors.js';
+import { inStatusList } from '../src/posts/rules.js';
 import { postResource } from '../src/posts/view.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
 import { buildTestApp, SQLITE_ONLY } from './helpers/app.js';
@@ -16,7 +17,7 @@ function listOf(times: number[]) {
   };
   /** The entries of a page as the database would give them from `locate`'s answer (or the plain offset). */
   const page = (anchors: ListAnchors, version: number, offset: number, limit: number) => {
-    const start = anchors.locate('list', () => version, offset, creationTimes);
+    const start = anchors.locate('site', undefined, version, offset, creationTimes);
     if (!start) return times.slice(offset, offset + limit);
     const first = times.findIndex((time) => time <= start.from);
     return times.slice(first + start.skip, first + start.skip + limit);
@@ -55,44 +56,129 @@ t.test('anchors: found once per version, by reading on from the last one known',
   const times = Array.from({ length: 5000 }, (_, i) => 10_000 - i);
   const anchors = new ListAnchors();
   const list = listOf(times);
-  const unasked = () => {
-    throw new Error('the version was asked for');
-  };
-  t.equal(anchors.locate('list', unasked, 99, list.creationTimes), null, 'the first stride needs no anchor, nor the version');
+  t.equal(anchors.locate('site', undefined, 1, 99, list.creationTimes), null, 'the first stride needs no anchor');
   t.equal(list.reads.calls, 0);
-  t.equal(anchors.locate('list', () => 1, 2520, list.creationTimes), null, 'the first deep page of a version: its plain offset');
+  t.equal(anchors.locate('site', undefined, 1, 2520, list.creationTimes), null, 'the first deep page of a version: its plain offset');
   t.equal(list.reads.calls, 0, 'and nothing read for it');
-  t.same(anchors.locate('list', () => 1, 2520, list.creationTimes), { from: times[2500], skip: 20 }, 'the second: from its anchor');
+  t.same(anchors.locate('site', undefined, 1, 2520, list.creationTimes), { from: times[2500], skip: 20 }, 'the second: from its anchor');
   t.equal(list.reads.entries, 2501, 'creation times read down to the anchor asked for, once');
-  anchors.locate('list', () => 1, 2000, list.creationTimes);
-  anchors.locate('list', () => 1, 2599, list.creationTimes);
+  anchors.locate('site', undefined, 1, 2000, list.creationTimes);
+  anchors.locate('site', undefined, 1, 2599, list.creationTimes);
   t.equal(list.reads.calls, 1, 'shallower pages and pages of the same stride read nothing more');
-  anchors.locate('list', () => 1, 3010, list.creationTimes);
+  anchors.locate('site', undefined, 1, 3010, list.creationTimes);
   t.equal(list.reads.entries, 2501 + 501, 'a deeper page reads on from the last anchor (read again for its ties)');
-  t.same(anchors.locate('list', () => 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
+  t.same(anchors.locate('site', undefined, 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
   const afterEnd = list.reads.calls;
-  anchors.locate('list', () => 1, 12000, list.creationTimes);
+  anchors.locate('site', undefined, 1, 12000, list.creationTimes);
   t.equal(list.reads.calls, afterEnd, 'the end of the list is remembered');
-  t.equal(anchors.locate('list', () => 2, 2520, list.creationTimes), null, 'a new version (a post was written): its first deep page by offset');
+  t.equal(anchors.locate('site', undefined, 2, 2520, list.creationTimes), null, 'a version they were not moved to (another connection wrote): their first deep page by offset');
   t.equal(list.reads.calls, afterEnd);
-  t.same(anchors.locate('list', () => 2, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.same(anchors.locate('site', undefined, 2, 2520, list.creationTimes), { from: times[2500], skip: 20 });
   t.equal(list.reads.calls, afterEnd + 1, 'the second finds them again');
+});
+
+t.test('anchors move with the writes of this process: every page of every status list still starts where the plain offset does', async (t) => {
+  type Post = { id: number; createdAt: Date; isDraft: boolean; visibility: 'public' | 'unlisted' };
+  let seed = 7;
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  // 1,200 posts newest first, two milliseconds apart, in every state; one run of ties.
+  let posts: Post[] = Array.from({ length: 1200 }, (_, i) => ({ id: i, createdAt: new Date(100_000 - 2 * i), isDraft: i % 3 === 0, visibility: i % 5 === 0 ? 'unlisted' : 'public' }));
+  for (let i = 690; i < 716; i++) posts[i]!.createdAt = new Date(100_000 - 2 * 690);
+  let nextId = posts.length;
+  const statuses = [undefined, ...POST_LIST_STATUSES];
+  const listed = (status: (typeof statuses)[number]) => posts.filter((post) => inStatusList(status, post));
+  const timesOf = (status: (typeof statuses)[number]): CreationTimes => (from, skip, count) => {
+    const times = listed(status).map((post) => post.createdAt.getTime());
+    const start = times.findIndex((time) => time <= from);
+    return start < 0 ? [] : times.slice(start + skip, start + skip + count);
+  };
+  const anchors = new ListAnchors();
+  let version = 1;
+  const checkPages = (when: string) => {
+    for (const status of statuses) {
+      const ids = listed(status).map((post) => post.id);
+      const times = listed(status).map((post) => post.createdAt.getTime());
+      for (const offset of [0, 99, 100, 150, 333, 480, 640, 655, 700, 705, ids.length - 5, ids.length + 10]) {
+        // Twice: the first deep read of a list is by its plain offset.
+        anchors.locate('site', status, version, offset, timesOf(status));
+        const start = anchors.locate('site', status, version, offset, timesOf(status));
+        const first = start ? times.findIndex((time) => time <= start.from) + start.skip : offset;
+        const page = ids.slice(first, first + 20);
+        if (JSON.stringify(page) !== JSON.stringify(ids.slice(offset, offset + 20))) return t.fail(`${when}: status ${status}, offset ${offset}`);
+      }
+    }
+    t.pass(when);
+  };
+  const write = (before: Post | null, after: Post | null) => {
+    posts = posts.filter((post) => post.id !== (before ?? after)!.id);
+    if (after) posts = [...posts, after].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || a.id - b.id);
+    version++;
+    anchors.moved({ siteId: 'site', before: before as never, after: after as never, at: new Date() }, version);
+  };
+  checkPages('found');
+  const sizeBefore = anchors.size;
+  // Posts tied with an anchor (the 'all' list's at offset 700 is inside the run) leave and come back.
+  const tied = posts.find((post) => post.id === 695)!;
+  write(tied, null);
+  checkPages('a post tied with an anchor, before it, deleted');
+  write(null, tied);
+  checkPages('and back');
+  const tiedDraft = posts.find((post) => post.id === 693)!;
+  write(tiedDraft, { ...tiedDraft, isDraft: !tiedDraft.isDraft });
+  checkPages('a post tied with an anchor toggled');
+  for (let round = 0; round < 300; round++) {
+    const pick = posts[Math.floor(random() * posts.length)]!;
+    const kind = round % 4;
+    if (kind === 0) write(null, { id: nextId++, createdAt: new Date(posts[0]!.createdAt.getTime() + 1), isDraft: random() < 0.5, visibility: 'public' });
+    else if (kind === 1) write(pick, null);
+    else if (kind === 2) write(pick, { ...pick, isDraft: !pick.isDraft });
+    else write(pick, { ...pick, visibility: pick.visibility === 'public' ? 'unlisted' : 'public' });
+    if (round % 25 === 0) checkPages(`after ${round + 1} writes`);
+  }
+  checkPages('after 300 writes');
+  t.equal(sizeBefore, statuses.length, 'a list of each status was remembered');
+
+  // The version must be the one they were moved from: a write they missed (another connection's, or one rolled back) drops them.
+  const reads = { n: 0 };
+  const counted: CreationTimes = (from, skip, count) => (reads.n++, timesOf('all')(from, skip, count));
+  anchors.locate('site', 'all', version, 500, counted);
+  anchors.locate('site', 'all', version, 500, counted);
+  const found = reads.n;
+  write(null, { id: nextId++, createdAt: new Date(posts[0]!.createdAt.getTime() + 1), isDraft: false, visibility: 'public' });
+  anchors.locate('site', 'all', version, 500, counted);
+  t.equal(reads.n, found, 'moved with a write: nothing read again');
+  version += 2;
+  anchors.moved({ siteId: 'site', before: null, after: posts[0] as never, at: new Date() }, version);
+  t.equal(anchors.locate('site', 'all', version, 500, counted), null, 'a version skipped: found again, from the first deep read on');
+  // A write that could not tell where the version went (no such site) drops them too.
+  anchors.locate('site', 'all', version, 500, counted);
+  anchors.locate('other site', 'all', 1, 500, counted);
+  anchors.moved({ siteId: 'site', before: null, after: posts[0] as never, at: new Date() }, null);
+  t.equal(anchors.locate('site', 'all', version + 1, 500, counted), null);
+  t.equal(anchors.size, 2, "another site's list is left alone; this site's were dropped and one found again");
+
+  // New posts come first and push the anchors down: past two strides before the first, they are found again.
+  anchors.locate('site', 'all', version, 500, counted);
+  anchors.locate('site', 'all', version, 500, counted);
+  for (let i = 0; i < 2 * ANCHOR_STRIDE; i++) write(null, { id: nextId++, createdAt: new Date(posts[0]!.createdAt.getTime() + 1), isDraft: false, visibility: 'public' });
+  t.equal(anchors.locate('site', 'all', version, 500, counted), null, 'found again, from the first deep read on');
+  checkPages('after 200 new posts');
 });
 
 t.test('anchors: the lists remembered are bounded, the least recently used forgotten first', async (t) => {
   const anchors = new ListAnchors(3);
   const list = listOf(Array.from({ length: 500 }, (_, i) => 1000 - i));
   // Twice each: the first deep page of a version is read by its plain offset.
-  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) anchors.locate(key, () => 1, 150, list.creationTimes);
-  anchors.locate('a', () => 1, 150, list.creationTimes);
-  anchors.locate('d', () => 1, 150, list.creationTimes);
+  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) anchors.locate(key, undefined, 1, 150, list.creationTimes);
+  anchors.locate('a', undefined, 1, 150, list.creationTimes);
+  anchors.locate('d', undefined, 1, 150, list.creationTimes);
   t.equal(anchors.size, 3);
   const calls = list.reads.calls;
-  anchors.locate('a', () => 1, 150, list.creationTimes);
-  anchors.locate('c', () => 1, 150, list.creationTimes);
+  anchors.locate('a', undefined, 1, 150, list.creationTimes);
+  anchors.locate('c', undefined, 1, 150, list.creationTimes);
   t.equal(list.reads.calls, calls, 'a and c kept');
-  t.equal(anchors.locate('b', () => 1, 150, list.creationTimes), null, 'b, the least recently used, was forgotten');
-  anchors.locate('b', () => 1, 150, list.creationTimes);
+  t.equal(anchors.locate('b', undefined, 1, 150, list.creationTimes), null, 'b, the least recently used, was forgotten');
+  anchors.locate('b', undefined, 1, 150, list.creationTimes);
   t.equal(list.reads.calls, calls + 1, 'and its anchors found again');
   t.equal(ANCHOR_STRIDE, 100);
 });

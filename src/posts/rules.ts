@@ -234,6 +234,22 @@ export function statusFilter(posts: ListedColumns, status: PostListStatus | unde
   }
 }
 
+/** Whether a list by `status` alone holds the post: statusFilter, in JS. */
+export function inStatusList(status: PostListStatus | undefined, post: Pick<PostRow, 'isDraft' | 'visibility'>): boolean {
+  switch (status) {
+    case 'draft':
+      return post.isDraft;
+    case 'published':
+      return !post.isDraft && post.visibility === 'public';
+    case 'unlisted':
+      return !post.isDraft && post.visibility === 'unlisted';
+    case 'all':
+      return true;
+    default:
+      return post.isDraft || post.visibility === 'public';
+  }
+}
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**

@@ -237,7 +237,7 @@ export function listPageQuery(db: Executor, siteId: string, query: ListQuery, of
 /** A page of a list by status alone: from its anchor when it is deep (see list-anchors.ts). */
 function statusPage(db: Executor, anchors: ListAnchors, siteId: string, version: number, status: ListQuery['status'], offset: number, limit: number) {
   const key = String(status);
-  const start = anchors.locate(`${siteId}|${key}`, () => version, offset, (from, skip, count) =>
+  const start = anchors.locate(siteId, status, version, offset, (from, skip, count) =>
     // Rows as arrays (no object per row): a deep list reads thousands of them.
     prepared(db, creationTimesByStatus[key]).values({ siteId, from, skip, count }).map((row) => row[0] as number),
   );
@@ -283,7 +283,7 @@ export class PostService {
 
   /** Every change moves the site's content version (public pages are cached per version) and its counts, then tells the listeners. */
   private readonly changed: ChangeRecorder = (tx, change) => {
-    touchSiteContent(tx, change.siteId, change.at);
+    this.anchors.moved(change, touchSiteContent(tx, change.siteId, change.at));
     countChange(tx, change);
     for (const listener of this.listeners) listener(tx, change);
   };

@@ -13,11 +13,13 @@ const moveContentVersion = (db: Executor) =>
     // `now` is passed as stored: epoch milliseconds.
     .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: sql`${sql.placeholder('now')}` })
     .where(eq(sites.id, sql.placeholder('siteId')))
+    .returning({ version: sites.contentVersion })
     .prepare();
 
-export function touchSiteContent(db: Executor, siteId: string, now = new Date()): void {
+/** Moves the site's content version; answers the new one (null: no such site). */
+export function touchSiteContent(db: Executor, siteId: string, now = new Date()): number | null {
   // Every post write runs it: prepared once.
-  prepared(db, moveContentVersion).run({ siteId, now: now.getTime() });
+  return prepared(db, moveContentVersion).get({ siteId, now: now.getTime() })?.version ?? null;
 }
 
 export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSettingsPatch, now = new Date()): Site {
