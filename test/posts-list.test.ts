@@ -301,12 +301,12 @@ t.test('stringifyWithRaw is JSON.stringify with RawJson text put in as it is', a
   t.equal(stringifyWithRaw({ success: true, data: { posts: new RawJson('[{"id":"x"}]'), n: [new RawJson('1'), 2] } }), '{"success":true,"data":{"posts":[{"id":"x"}],"n":[1,2]}}');
 });
 
-t.test('list page cache: kept per site, version and query; the least recently used dropped past its size', async (t) => {
-  const { ListPageCache } = await import('../src/posts/list-cache.js');
+t.test('post JSON cache: pages and posts kept per site, version and query; the least recently used dropped past its size', async (t) => {
+  const { PostJsonCache } = await import('../src/posts/json-cache.js');
   const { RawJson } = await import('../src/json.js');
   const pageOf = (chars: number, tag = 'x') => ({ posts: new RawJson(`["${tag.repeat(Math.max(0, chars - 4))}"]`), pagination: { page: 1, limit: 20, total: 1, pages: 1 } });
   const query = { page: 1, limit: 20 };
-  const cache = new ListPageCache(400);
+  const cache = new PostJsonCache(400);
   let produced = 0;
   const produce = (chars = 50, tag?: string) => () => {
     produced++;
@@ -339,11 +339,28 @@ t.test('list page cache: kept per site, version and query; the least recently us
   t.not(cache.page('big', 1, query, () => pageOf(101)), large, 'a page over a quarter of the whole is not kept');
 
   // Answers that come later (PostgreSQL): kept once they come, once when two reads missed together.
-  const later = new ListPageCache(400);
+  const later = new PostJsonCache(400);
   const [a, b] = await Promise.all([later.page('s', 1, query, async () => pageOf(100, 'a')), later.page('s', 1, query, async () => pageOf(100, 'b'))]);
   t.not(a, b);
   t.equal(later.size, 1);
   t.equal(await later.page('s', 1, query, async () => pageOf(100, 'c')), b, 'the later answer kept');
   for (const site of ['t', 'u', 'v']) await later.page(site, 1, query, async () => pageOf(100));
   t.equal(later.size, 4, 'the twin counted once: four pages of 100 fit in 400');
+
+  // Single posts share the budget; a post and a page never answer for each other.
+  const posts = new PostJsonCache(400);
+  const postOf = (chars: number) => new RawJson(`"${'p'.repeat(chars - 2)}"`);
+  const one = posts.post('s', 1, 'p1', () => postOf(100));
+  t.equal(posts.post('s', 1, 'p1', () => postOf(100)), one, 'a post read again: the one kept');
+  t.not(posts.post('s', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
+  t.not(posts.post('t', 1, 'p1', () => postOf(100)), one, 'another site too');
+  const page = posts.page('s', 1, query, () => pageOf(100));
+  t.equal(posts.size, 4);
+  t.equal(posts.page('s', 1, query, () => pageOf(100)), page);
+  posts.post('s', 1, 'p2', () => postOf(100));
+  t.equal(posts.size, 4, 'posts and pages counted together: the oldest went');
+  t.not(posts.post('s', 1, 'p1', () => postOf(100)), one);
+  t.throws(() => posts.post('s', 1, 'missing', () => { throw new Error('not found'); }), /not found/);
+  await t.rejects(async () => later.post('s', 1, 'missing', async () => { throw new Error('not found'); }), /not found/);
+  t.equal(posts.size, 4, 'a post not found is not kept');
 });

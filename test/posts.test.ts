@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ISO_MS, UUID_V4, buildTestApp } from './helpers/app.js';
+import { ISO_MS, SQLITE_ONLY, UUID_V4, buildTestApp } from './helpers/app.js';
 
 const SUMMARY_KEYS = ['authorId', 'category', 'createdAt', 'description', 'id', 'isDraft', 'slug', 'tags', 'title', 'updatedAt'];
 const DETAIL_KEYS = [...SUMMARY_KEYS, 'content', 'cta', 'publishedAt', 'visibility'].sort();
@@ -238,6 +238,60 @@ t.test('sites are isolated', async (t) => {
   t.equal(list.pagination.total, 0);
   t.same(list.site, other.site);
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}` })).json().data.post.title, 'Mine', 'untouched');
+});
+
+t.test('a post read again is the same until a post of the site changes: every kind of write shows at once', async (t) => {
+  const ctx = await buildTestApp(t);
+  const other = await ctx.addSite('Other site');
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Kept', tags: ['a'] } })).json().data.post;
+  const neighbour = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Neighbour' } })).json().data.post;
+  const read = async (id = created.id, key?: string) => {
+    const res = await ctx.call({ method: 'GET', url: `/api/v1/posts/${id}`, key });
+    return { status: res.statusCode, text: res.body, post: res.json().data?.post };
+  };
+
+  const first = await read();
+  t.equal((await read()).text, first.text, 'read again: the same answer');
+  t.match(first.post, { id: created.id, title: 'Kept', tags: ['a'], isDraft: true });
+
+  await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${created.id}`, payload: { title: 'Kept, edited', tags: ['b'] } });
+  t.match((await read()).post, { title: 'Kept, edited', tags: ['b'], slug: 'kept-edited' }, 'an edit shows at once');
+  await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}` });
+  t.match((await read()).post, { isDraft: false, publishedAt: String }, 'a publish shows at once');
+  await ctx.call({ method: 'PUT', url: `/api/v1/posts/${created.id}` });
+  t.match((await read()).post, { isDraft: true }, 'and an unpublish');
+
+  // A write to another post of the site is read anew too (the version moved), and answers the same.
+  const beforeNeighbour = await read();
+  await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${neighbour.id}`, payload: { title: 'Neighbour, edited' } });
+  t.equal((await read()).text, beforeNeighbour.text);
+  t.equal((await read(neighbour.id)).post.title, 'Neighbour, edited');
+
+  // Another site cannot read it, kept or not, and its writes change nothing here.
+  t.equal((await read(created.id, other.key)).status, 404);
+  await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Elsewhere' }, key: other.key });
+  t.equal((await read()).text, beforeNeighbour.text);
+
+  await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${created.id}` });
+  const gone = await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` });
+  t.equal(gone.statusCode, 404, 'a delete shows at once');
+  t.equal(gone.json().error.code, 'NOT_FOUND');
+});
+
+t.test('a post kept by one process is read anew after another connection writes it (the admin CLI, a second process)', { skip: SQLITE_ONLY }, async (t) => {
+  const { openDatabase } = await import('../src/db/client.js');
+  const { PostService } = await import('../src/posts/service.js');
+  const ctx = await buildTestApp(t);
+  const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Before' } })).json().data.post;
+  const title = async () => (await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).json().data.post.title;
+  t.equal(await title(), 'Before');
+  t.equal(await title(), 'Before', 'kept');
+  const second = openDatabase(ctx.dataDir);
+  t.teardown(() => second.close());
+  await new PostService(second.db).update(ctx.site.id, created.id, { title: 'After' });
+  t.equal(await title(), 'After', "the other connection's write shows at once");
+  await new PostService(second.db).delete(ctx.site.id, created.id);
+  t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).statusCode, 404);
 });
 
 t.test('a list page read again is the same until a post of the site changes: every kind of write shows at once', async (t) => {

@@ -18,7 +18,7 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
-import { ListPageCache } from './list-cache.js';
+import { PostJsonCache } from './json-cache.js';
 import { jsonArray, postJsonText, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runStepsAsync, toggleSteps, updateSteps, type AsyncPostStorage, type WriteSteps } from './write-steps.js';
 
@@ -162,7 +162,7 @@ export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery
  */
 export class PgPostStore {
   private readonly listeners: PgPostChangeListener[] = [];
-  private readonly pages = new ListPageCache();
+  private readonly kept = new PostJsonCache();
 
   constructor(private readonly db: PgExecutor) {}
 
@@ -232,9 +232,9 @@ export class PgPostStore {
   }
 
   async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
-    // The version first: see ListPageCache. Every instance keeps its own pages; the version they are kept under is shared.
+    // The version first: see PostJsonCache. Every instance keeps its own pages; the version they are kept under is shared.
     const version = first(await this.db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, siteId)))?.version ?? 0;
-    return this.pages.page(siteId, version, query, async () => {
+    return this.kept.page(siteId, version, query, async () => {
       const { items, pagination } = await this.listRows(siteId, query);
       return { posts: jsonArray(items.map(postJsonText)), pagination };
     });

@@ -19,7 +19,7 @@ import {
   type PostPatch,
   type PostRow,
 } from './rules.js';
-import { ListPageCache } from './list-cache.js';
+import { PostJsonCache } from './json-cache.js';
 import { ListAnchors } from './list-anchors.js';
 import { jsonArray, type PostsJsonPage } from './view.js';
 import { checkPatch, deleteSteps, insertSteps, runSteps, toggleSteps, updateSteps, type PostStorage, type WriteSteps } from './write-steps.js';
@@ -269,7 +269,7 @@ function listPosts(db: Executor, anchors: ListAnchors, siteId: string, version: 
 export class PostService {
   private readonly listeners: PostChangeListener[] = [];
   private readonly anchors = new ListAnchors();
-  private readonly pages = new ListPageCache();
+  private readonly kept = new PostJsonCache();
 
   constructor(private readonly db: Executor) {}
 
@@ -312,7 +312,8 @@ export class PostService {
 
   /** The post as the API shows it (`postResource`), as JSON text. */
   async getJson(siteId: string, postId: string): Promise<RawJson> {
-    return new RawJson(found(prepared(this.db, selectPostJson).get({ postId, siteId })).json);
+    // The version first: see PostJsonCache.
+    return this.kept.post(siteId, this.contentVersion(siteId), postId, () => new RawJson(found(prepared(this.db, selectPostJson).get({ postId, siteId })).json));
   }
 
   async toggle(siteId: string, postId: string, now = new Date()): Promise<PostRow> {
@@ -330,8 +331,12 @@ export class PostService {
 
   /** A page of posts as the API shows them (`postResource`s), as JSON text. */
   async list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
-    // The version first: see ListPageCache.
-    const version = prepared(this.db, selectContentVersion).get({ siteId })?.version ?? 0;
-    return this.pages.page(siteId, version, query, () => listPosts(this.db, this.anchors, siteId, version, query));
+    // The version first: see PostJsonCache.
+    const version = this.contentVersion(siteId);
+    return this.kept.page(siteId, version, query, () => listPosts(this.db, this.anchors, siteId, version, query));
+  }
+
+  private contentVersion(siteId: string): number {
+    return prepared(this.db, selectContentVersion).get({ siteId })?.version ?? 0;
   }
 }

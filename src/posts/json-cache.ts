@@ -1,0 +1,79 @@
+import type { RawJson } from '../json.js';
+import type { ListQuery } from './rules.js';
+import type { PostsJsonPage } from './view.js';
+
+/** What the posts' JSON kept may hold at most, counted in characters. */
+export const POST_JSON_CACHE_CHARS = 32 * 1024 * 1024;
+
+type Kept = PostsJsonPage | RawJson;
+const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept.text.length);
+
+/**
+ * Posts as the API shows them, single (GET one post) and as whole list pages (the posts'
+ * JSON and the pagination), kept per content version of their site as the public pages are
+ * (site/pages.ts): every post write moves the version in its own transaction, so nothing kept
+ * outlives a change, also one made by another process or instance. A post or page read again
+ * before the next write of its site costs reading that version and a lookup, instead of
+ * reading and encoding the posts again. Bounded by the size of the JSON held; the least
+ * recently used goes first, and what a version that has moved on kept is never asked for
+ * again, so it ages out.
+ *
+ * The version must be read before the posts: what is read after it is at least as new as
+ * it, so nothing is kept under a version newer than its content.
+ */
+export class PostJsonCache {
+  private readonly kept = new Map<string, Kept>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = POST_JSON_CACHE_CHARS) {}
+
+  /** The page of `query` on the site at `version`: kept, or produced and kept. */
+  page<P extends PostsJsonPage | Promise<PostsJsonPage>>(siteId: string, version: number, query: ListQuery, produce: () => P): P | PostsJsonPage {
+    const key = JSON.stringify([siteId, version, query.status ?? null, query.page, query.limit, query.tag ?? null, query.category ?? null, query.q ?? null]);
+    return this.keptOr<PostsJsonPage, P>(key, produce);
+  }
+
+  /** One post of the site at `version`: kept, or produced and kept (a post not found throws, and nothing is kept). */
+  post<P extends RawJson | Promise<RawJson>>(siteId: string, version: number, postId: string, produce: () => P): P | RawJson {
+    // Ids hold no spaces; page keys start with '['.
+    return this.keptOr<RawJson, P>(`${siteId} ${version} ${postId}`, produce);
+  }
+
+  /** How many posts and pages are kept (tests). */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  private keptOr<V extends Kept, P extends V | Promise<V>>(key: string, produce: () => P): P | V {
+    const hit = this.kept.get(key) as V | undefined;
+    if (hit) {
+      // Most recently used last: Map keeps insertion order.
+      this.kept.delete(key);
+      this.kept.set(key, hit);
+      return hit;
+    }
+    const produced = produce();
+    if (produced instanceof Promise) return produced.then((value: V) => this.keep(key, value)) as P;
+    return this.keep(key, produced as V);
+  }
+
+  private keep<V extends Kept>(key: string, value: V): V {
+    const size = charsOf(value);
+    // A page too large to keep beside others (limits allow 100 long posts) is not kept.
+    if (size > this.maxChars / 4) return value;
+    // Two reads that missed together (answers that come later: PostgreSQL) keep it once.
+    const twin = this.kept.get(key);
+    if (twin) {
+      this.kept.delete(key);
+      this.chars -= charsOf(twin);
+    }
+    this.kept.set(key, value);
+    this.chars += size;
+    for (const [oldest, kept] of this.kept) {
+      if (this.chars <= this.maxChars) break;
+      this.kept.delete(oldest);
+      this.chars -= charsOf(kept);
+    }
+    return value;
+  }
+}
