@@ -21,8 +21,9 @@
 // read after a write so that no kept page answers: deep pages start from remembered anchors,
 // so depth should not matter. The baseline's list page (plain offset, the same rotation) and
 // both servers' page 1 alone give the stack's own list-versus-one-post ratio.
-// The service keeps list pages per content version of the site (src/posts/list-cache.ts): in
-// the rotations above, with no write between them, pages after the first round are kept ones.
+// The service keeps list pages and single posts per content version of the site
+// (src/posts/json-cache.ts): in the rotations above (500 posts, 500 pages), with no write
+// between them, what the first round read is kept for the next ones.
 // "A list page after a write" alternates a PUT (toggling one post) with each list read, so
 // every page is read and encoded anew: a page's full cost.
 //
