@@ -301,7 +301,7 @@ t.test('stringifyWithRaw is JSON.stringify with RawJson text put in as it is', a
   t.equal(stringifyWithRaw({ success: true, data: { posts: new RawJson('[{"id":"x"}]'), n: [new RawJson('1'), 2] } }), '{"success":true,"data":{"posts":[{"id":"x"}],"n":[1,2]}}');
 });
 
-t.test('post JSON cache: pages and posts kept per site, version and query; the least recently used dropped past its size', async (t) => {
+t.test('post JSON cache: pages and posts kept per site, version and query; the least recently used dropped past its size; older versions dropped', async (t) => {
   const { PostJsonCache } = await import('../src/posts/json-cache.js');
   const { RawJson } = await import('../src/json.js');
   const pageOf = (chars: number, tag = 'x') => ({ posts: new RawJson(`["${tag.repeat(Math.max(0, chars - 4))}"]`), pagination: { page: 1, limit: 20, total: 1, pages: 1 } });
@@ -316,23 +316,33 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
   const kept = cache.page('s1', 1, query, produce());
   t.equal(cache.page('s1', 1, query, produce()), kept, 'read again: the page kept');
   t.equal(produced, 1);
-  cache.page('s1', 2, query, produce());
   cache.page('s2', 1, query, produce());
   for (const other of [{ ...query, page: 2 }, { ...query, limit: 21 }, { ...query, status: 'draft' as const }, { ...query, tag: 'a' }, { ...query, category: 'a' }, { ...query, q: 'a' }]) {
     cache.page('s1', 1, other, produce());
   }
-  t.equal(produced, 9, 'another version, site, page, limit, status or filter is another page');
+  t.equal(produced, 8, 'another site, page, limit, status or filter is another page');
+  t.equal(cache.size, 8);
+  t.equal(cache.keptChars, 400);
 
   // 400 characters hold 8 pages of 50: the ninth dropped the least recently used (the first).
+  cache.page('s3', 1, query, produce());
   t.equal(cache.size, 8);
-  const second = cache.page('s1', 2, query, produce());
+  t.equal(produced, 9);
+  const second = cache.page('s2', 1, query, produce());
   t.equal(produced, 9, 'the next least recently used is still kept, and now the most recent');
-  cache.page('s9', 1, query, produce());
+  cache.page('s4', 1, query, produce());
+  t.equal(cache.page('s2', 1, query, produce()), second, 'the page read most recently stays');
+  t.not(cache.page('s1', 1, query, produce()), kept, 'the least recently used was dropped');
+
+  // A site that moved on: everything kept under its older version goes at once.
   t.equal(cache.size, 8);
-  t.equal(cache.page('s1', 2, query, produce()), second, 'the page read most recently stays');
-  cache.page('s2', 1, query, produce());
-  t.equal(produced, 11, 'the least recently used was dropped');
-  t.not(cache.page('s1', 1, query, produce()), kept, 'and so was the first');
+  const newer = cache.page('s1', 2, query, produce());
+  t.equal(cache.size, 4, "s1's pages of version 1 dropped, the other sites' kept");
+  t.equal(cache.keptChars, 200);
+  t.equal(cache.page('s2', 1, query, produce()), second);
+  const stale = cache.page('s1', 1, query, produce());
+  t.not(cache.page('s1', 1, query, produce()), stale, 'read under a version the site moved past: not kept');
+  t.equal(cache.page('s1', 2, query, produce()), newer);
 
   const large = pageOf(101);
   t.equal(cache.page('big', 1, query, () => large), large);
@@ -346,21 +356,31 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
   t.equal(await later.page('s', 1, query, async () => pageOf(100, 'c')), b, 'the later answer kept');
   for (const site of ['t', 'u', 'v']) await later.page(site, 1, query, async () => pageOf(100));
   t.equal(later.size, 4, 'the twin counted once: four pages of 100 fit in 400');
+  // A read of version 1 answered after one of version 2 was kept: not kept over it.
+  let answerOld!: (page: ReturnType<typeof pageOf>) => void;
+  const old = later.page('w', 1, query, () => new Promise((resolve) => (answerOld = resolve)));
+  const current = await later.page('w', 2, query, async () => pageOf(10));
+  answerOld(pageOf(10));
+  await old;
+  t.equal(await later.page('w', 2, query, async () => pageOf(10)), current);
+  t.equal(later.keptChars, 310, 'the late answer of version 1 was not kept');
 
   // Single posts share the budget; a post and a page never answer for each other.
   const posts = new PostJsonCache(400);
   const postOf = (chars: number) => new RawJson(`"${'p'.repeat(chars - 2)}"`);
   const one = posts.post('s', 1, 'p1', () => postOf(100));
   t.equal(posts.post('s', 1, 'p1', () => postOf(100)), one, 'a post read again: the one kept');
-  t.not(posts.post('s', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
-  t.not(posts.post('t', 1, 'p1', () => postOf(100)), one, 'another site too');
+  t.not(posts.post('t', 1, 'p1', () => postOf(100)), one, 'another site is read anew');
   const page = posts.page('s', 1, query, () => pageOf(100));
+  posts.post('s', 1, 'p2', () => postOf(100));
   t.equal(posts.size, 4);
   t.equal(posts.page('s', 1, query, () => pageOf(100)), page);
-  posts.post('s', 1, 'p2', () => postOf(100));
+  posts.post('u', 1, 'p3', () => postOf(100));
   t.equal(posts.size, 4, 'posts and pages counted together: the oldest went');
   t.not(posts.post('s', 1, 'p1', () => postOf(100)), one);
-  t.throws(() => posts.post('s', 1, 'missing', () => { throw new Error('not found'); }), /not found/);
+  t.not(posts.post('s', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
+  t.equal(posts.size, 2, "and the site's posts and pages of version 1 went: another site's post and the new one are left");
+  t.throws(() => posts.post('s', 2, 'missing', () => { throw new Error('not found'); }), /not found/);
   await t.rejects(async () => later.post('s', 1, 'missing', async () => { throw new Error('not found'); }), /not found/);
-  t.equal(posts.size, 4, 'a post not found is not kept');
+  t.equal(posts.size, 2, 'a post not found is not kept');
 });

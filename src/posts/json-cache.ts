@@ -15,14 +15,16 @@ const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept
  * outlives a change, also one made by another process or instance. A post or page read again
  * before the next write of its site costs reading that version and a lookup, instead of
  * reading and encoding the posts again. Bounded by the size of the JSON held; the least
- * recently used goes first, and what a version that has moved on kept is never asked for
- * again, so it ages out.
+ * recently used goes first, and what a site kept under a version it has moved past goes as
+ * soon as something is kept under the newer one.
  *
  * The version must be read before the posts: what is read after it is at least as new as
  * it, so nothing is kept under a version newer than its content.
  */
 export class PostJsonCache {
-  private readonly kept = new Map<string, Kept>();
+  private readonly kept = new Map<string, { siteId: string; value: Kept }>();
+  /** Per site read, the newest version anything was kept under and the keys still kept under it. */
+  private readonly sites = new Map<string, { version: number; keys: Set<string> }>();
   private chars = 0;
 
   constructor(private readonly maxChars = POST_JSON_CACHE_CHARS) {}
@@ -30,50 +32,67 @@ export class PostJsonCache {
   /** The page of `query` on the site at `version`: kept, or produced and kept. */
   page<P extends PostsJsonPage | Promise<PostsJsonPage>>(siteId: string, version: number, query: ListQuery, produce: () => P): P | PostsJsonPage {
     const key = JSON.stringify([siteId, version, query.status ?? null, query.page, query.limit, query.tag ?? null, query.category ?? null, query.q ?? null]);
-    return this.keptOr<PostsJsonPage, P>(key, produce);
+    return this.keptOr<PostsJsonPage, P>(siteId, version, key, produce);
   }
 
   /** One post of the site at `version`: kept, or produced and kept (a post not found throws, and nothing is kept). */
   post<P extends RawJson | Promise<RawJson>>(siteId: string, version: number, postId: string, produce: () => P): P | RawJson {
     // Ids hold no spaces; page keys start with '['.
-    return this.keptOr<RawJson, P>(`${siteId} ${version} ${postId}`, produce);
+    return this.keptOr<RawJson, P>(siteId, version, `${siteId} ${version} ${postId}`, produce);
   }
 
-  /** How many posts and pages are kept (tests). */
+  /** How many posts and pages are kept, and their characters (tests). */
   get size(): number {
     return this.kept.size;
   }
 
-  private keptOr<V extends Kept, P extends V | Promise<V>>(key: string, produce: () => P): P | V {
-    const hit = this.kept.get(key) as V | undefined;
+  get keptChars(): number {
+    return this.chars;
+  }
+
+  private keptOr<V extends Kept, P extends V | Promise<V>>(siteId: string, version: number, key: string, produce: () => P): P | V {
+    const hit = this.kept.get(key);
     if (hit) {
       // Most recently used last: Map keeps insertion order.
       this.kept.delete(key);
       this.kept.set(key, hit);
-      return hit;
+      return hit.value as V;
     }
     const produced = produce();
-    if (produced instanceof Promise) return produced.then((value: V) => this.keep(key, value)) as P;
-    return this.keep(key, produced as V);
+    if (produced instanceof Promise) return produced.then((value: V) => this.keep(siteId, version, key, value)) as P;
+    return this.keep(siteId, version, key, produced as V);
   }
 
-  private keep<V extends Kept>(key: string, value: V): V {
+  private keep<V extends Kept>(siteId: string, version: number, key: string, value: V): V {
     const size = charsOf(value);
     // A page too large to keep beside others (limits allow 100 long posts) is not kept.
     if (size > this.maxChars / 4) return value;
     // Two reads that missed together (answers that come later: PostgreSQL) keep it once.
-    const twin = this.kept.get(key);
-    if (twin) {
-      this.kept.delete(key);
-      this.chars -= charsOf(twin);
+    this.drop(key);
+    let site = this.sites.get(siteId);
+    // Read under a version the site has moved past (answers that come later: PostgreSQL): nobody will ask for it.
+    if (site && version < site.version) return value;
+    if (!site || version > site.version) {
+      // The site moved on: what its older version kept is dropped now rather than aging out.
+      for (const old of site?.keys ?? []) this.drop(old);
+      site = { version, keys: new Set() };
+      this.sites.set(siteId, site);
     }
-    this.kept.set(key, value);
+    this.kept.set(key, { siteId, value });
+    site.keys.add(key);
     this.chars += size;
-    for (const [oldest, kept] of this.kept) {
+    for (const oldest of this.kept.keys()) {
       if (this.chars <= this.maxChars) break;
-      this.kept.delete(oldest);
-      this.chars -= charsOf(kept);
+      this.drop(oldest);
     }
     return value;
+  }
+
+  private drop(key: string): void {
+    const entry = this.kept.get(key);
+    if (!entry) return;
+    this.kept.delete(key);
+    this.chars -= charsOf(entry.value);
+    this.sites.get(entry.siteId)!.keys.delete(key);
   }
 }
