@@ -1,6 +1,7 @@
 import t from 'tap';
 import { BuiltinGenerator } from '../src/generation/builtin/index.js';
 import { BuiltinWorkerPool } from '../src/generation/builtin/pool.js';
+import { groundingPassages } from '../src/generation/relevance.js';
 import type { GenerationRequest, Passage } from '../src/generation/types.js';
 
 const passages: Passage[] = [
@@ -35,6 +36,21 @@ t.test('the pool composes the same posts as the composer on the event loop, seve
   const threaded = await Promise.all(TOPICS.map((topic) => pool.generate(request(topic))));
   for (const [i, topic] of TOPICS.entries()) t.same(threaded[i], await inProcess.generate(request(topic)), topic);
   t.equal(threaded[0]!.provider, 'builtin');
+
+  // Passages to choose from (groundingLimit) are chosen on the thread, as on the event loop.
+  const retrieved = [...passages, { fileId: 'f-whole', fileName: 'whole-beans.txt', score: 0.7, text: 'Whole coffee beans keep fresh far longer than ground coffee: grind the beans just before brewing, and buy them in small bags.' }];
+  const choosing = (topic: string): GenerationRequest => ({ ...request(topic), passages: retrieved, groundingLimit: 1 });
+  const chosenOnThreads = await Promise.all(TOPICS.map((topic) => pool.generate(choosing(topic))));
+  for (const [i, topic] of TOPICS.entries()) {
+    t.same(chosenOnThreads[i], await inProcess.generate(choosing(topic)), `${topic}, choosing`);
+    t.same(chosenOnThreads[i], await inProcess.generate({ ...request(topic), passages: groundingPassages(topic, retrieved, 1) }), `${topic}: as if chosen before`);
+  }
+  const several = TOPICS.filter((topic) => groundingPassages(topic, retrieved).length >= 2);
+  t.ok(several.length >= 2, `several passages may ground ${several.join(', ')}`);
+  for (const topic of several) {
+    const i = TOPICS.indexOf(topic);
+    t.not(chosenOnThreads[i]!.post.content, (await inProcess.generate({ ...request(topic), passages: retrieved })).post.content, `${topic}: one of them grounds it`);
+  }
 });
 
 t.test('a cancelled post stops waiting; one cancelled before it starts never starts', async (t) => {

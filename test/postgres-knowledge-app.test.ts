@@ -14,6 +14,7 @@ import { twinOf } from '../src/db/backend.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import type { PgDb } from '../src/db/postgres.js';
 import { writeGroundedPost } from '../src/generation/grounded.js';
+import { passagesToGroundOn } from '../src/generation/relevance.js';
 import type { GenerationRequest, GenerationResult } from '../src/generation/types.js';
 import { ExtractionError, extractChunks } from '../src/knowledge/extract.js';
 import type { ChunkSource } from '../src/knowledge/indexer.js';
@@ -245,7 +246,7 @@ function defineTests() {
     let sent: GenerationRequest['passages'] = [];
     const recording = {
       generate: async (request: GenerationRequest): Promise<GenerationResult> => {
-        sent = request.passages;
+        sent = passagesToGroundOn(request);
         return ctx.app.generator.generate(request);
       },
     };

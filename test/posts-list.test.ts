@@ -358,7 +358,7 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
   t.equal(later.size, 4, 'the twin counted once: four pages of 100 fit in 400');
   // A read of version 1 answered after one of version 2 was kept: not kept over it.
   let answerOld!: (page: ReturnType<typeof pageOf>) => void;
-  const old = later.page('w', 1, query, () => new Promise((resolve) => (answerOld = resolve)));
+  const old = later.page('w', 1, query, () => new Promise<ReturnType<typeof pageOf>>((resolve) => (answerOld = resolve)));
   const current = await later.page('w', 2, query, async () => pageOf(10));
   answerOld(pageOf(10));
   await old;

@@ -4,9 +4,9 @@ import t from 'tap';
 import { BuiltinGenerator, countWords } from '../src/generation/builtin/index.js';
 import { nounPhrases } from '../src/text/phrases.js';
 import { analyseTopic, gerund } from '../src/generation/builtin/topic.js';
-import { writeGroundedPost } from '../src/generation/grounded.js';
+import { GROUNDING_PASSAGES, RETRIEVED_PASSAGES, writeGroundedPost } from '../src/generation/grounded.js';
 import { buildMessages } from '../src/generation/prompt.js';
-import { groundingPassages } from '../src/generation/relevance.js';
+import { groundingPassages, passagesToGroundOn } from '../src/generation/relevance.js';
 import type { GeneratedPost, GenerationRequest, GenerationResult, Passage } from '../src/generation/types.js';
 import { tagWords } from '../src/text/nlp.js';
 import { STOPWORDS } from '../src/text/stopwords.js';
@@ -54,6 +54,26 @@ async function generate(ctx: TestApp, payload: object) {
   return (await ctx.call({ method: 'GET', url: `/api/v1/posts/${res.json().post.id}` })).json().data.post as GeneratedPost & { id: string };
 }
 
+t.test('the generator chooses the passages it grounds a post on: the same posts and prompts as when they were chosen before', async (t) => {
+  const ctx = await buildTestApp(t);
+  await upload(ctx, 'coffee-brewing-guide.md', COFFEE);
+  await upload(ctx, 'coffee-brewing-guide.txt', COFFEE);
+  await upload(ctx, 'test03.docx', fixture('word/test03.docx'));
+  await upload(ctx, 'release-notes-2026.txt', fixture('text/release-notes-2026.txt'));
+  await ctx.app.indexer.whenIdle();
+  let grounded = 0;
+  for (const topic of ['How to brew better coffee at home', 'Water temperature and grind size for coffee', 'The BSD license and the GPL', 'What changed in the 2026 release', 'Remote work tips for new managers']) {
+    const retrieved = await ctx.app.knowledge.search(ctx.site.id, topic, { limit: RETRIEVED_PASSAGES });
+    const chosen = groundingPassages(topic, retrieved, GROUNDING_PASSAGES);
+    if (chosen.length > 0) grounded++;
+    const choosing = { ...base, topic, length: 'long' as const, includeExamples: true, passages: retrieved, groundingLimit: GROUNDING_PASSAGES };
+    t.same(passagesToGroundOn(choosing), chosen);
+    t.same(await write(choosing), await write({ ...choosing, passages: chosen, groundingLimit: undefined }), `${topic}: the composer writes the same post`);
+    t.same(buildMessages(choosing), buildMessages({ ...choosing, passages: chosen, groundingLimit: undefined }), `${topic}: Ollama is sent the same prompt`);
+  }
+  t.ok(grounded >= 3, `${grounded} of the topics are grounded, one is not`);
+});
+
 t.test('an unrelated topic claims no source: an honest outline instead', async (t) => {
   const ctx = await buildTestApp(t);
   await upload(ctx, 'coffee-brewing-guide.md', COFFEE);
@@ -71,8 +91,11 @@ t.test('an unrelated topic claims no source: an honest outline instead', async (
 
   // The same floor applies to what Ollama is sent, and to the builtin writer given passages directly.
   let sent: Passage[] | null = null;
-  const recording = { generate: async (req: GenerationRequest): Promise<GenerationResult> => ((sent = req.passages), { post, provider: 'ollama', model: 'x' }) };
+  let request: GenerationRequest | null = null;
+  const recording = { generate: async (req: GenerationRequest): Promise<GenerationResult> => ((request = req), (sent = passagesToGroundOn(req)), { post, provider: 'ollama', model: 'x' }) };
   await writeGroundedPost({ knowledge: ctx.app.knowledge, generator: recording }, ctx.site.id, { topic: 'Remote work tips for new managers' });
+  t.ok(request!.passages.length > 0 && request!.passages.length <= RETRIEVED_PASSAGES, 'the generator is handed what the search retrieved');
+  t.equal(request!.groundingLimit, GROUNDING_PASSAGES, 'with the number it may ground the post on');
   t.same(sent, [], 'the model gets no passage');
   t.match(buildMessages({ ...base, topic: 'Remote work tips for new managers', passages: sent! })[1]!.content, /No sources are available/);
   const direct = await write({ topic: 'Remote work tips for new managers', passages: [coffee()] });

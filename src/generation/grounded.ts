@@ -1,7 +1,6 @@
 import { validationError } from '../errors.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import { MAX_TOPIC_LENGTH } from '../limits.js';
-import { groundingPassages } from './relevance.js';
 import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
 
 /** What writing a grounded post needs: the site's knowledge and a generator. */
@@ -49,9 +48,10 @@ export interface GroundedPost {
 }
 
 /**
- * Retrieves the site's passages for the topic, keeps those that may ground it (relevant to the
- * topic and distinct: relevance.ts), and has the generator write the post. Both generators see
- * only those: with none, the post claims no source.
+ * Retrieves the site's passages for the topic and has the generator write the post on those
+ * that may ground it (relevant to the topic and distinct: relevance.ts), at most
+ * GROUNDING_PASSAGES. Both generators choose them alike (`groundingLimit`): with none, the post
+ * claims no source.
  */
 export async function writeGroundedPost(
   deps: GroundingDeps,
@@ -60,7 +60,7 @@ export async function writeGroundedPost(
   signal?: AbortSignal,
 ): Promise<GroundedPost> {
   let missingFileIds: string[] = [];
-  let passages: GenerationRequest['passages'] = [];
+  let retrieved: Pick<GenerationRequest, 'passages' | 'groundingLimit'> = { passages: [] };
   if (request.useKnowledge ?? true) {
     let fileIds: string[] | undefined;
     if (request.selectedFileIds?.length) {
@@ -68,8 +68,8 @@ export async function writeGroundedPost(
       fileIds = request.selectedFileIds.filter((id) => present.has(id));
       missingFileIds = request.selectedFileIds.filter((id) => !present.has(id));
     }
-    const found = await deps.knowledge.search(siteId, request.topic, { fileIds, limit: RETRIEVED_PASSAGES });
-    passages = groundingPassages(request.topic, found, GROUNDING_PASSAGES);
+    const passages = await deps.knowledge.search(siteId, request.topic, { fileIds, limit: RETRIEVED_PASSAGES });
+    retrieved = { passages, groundingLimit: GROUNDING_PASSAGES };
   }
   const result = await deps.generator.generate(
     {
@@ -79,7 +79,7 @@ export async function writeGroundedPost(
       tone: request.tone ?? GENERATION_DEFAULTS.tone,
       includeExamples: request.includeExamples ?? GENERATION_DEFAULTS.includeExamples,
       targetAudience: request.targetAudience?.trim() || null,
-      passages,
+      ...retrieved,
       model: request.model ?? null,
     },
     signal,

@@ -2,6 +2,7 @@ import { InvalidModelOutputError } from './errors.js';
 import { WORD_TARGETS, type GeneratedPost, type GenerationRequest, type Passage } from './types.js';
 import { MAX_TAGS, MAX_TITLE_LENGTH } from '../limits.js';
 import { distinctTags } from '../posts/tags.js';
+import { passagesToGroundOn } from './relevance.js';
 
 export interface ChatMessage {
   role: 'system' | 'user';
@@ -54,7 +55,7 @@ export function buildMessages(req: GenerationRequest): ChatMessage[] {
       ? 'Include concrete examples in a section headed "Examples".'
       : 'Do not include an examples section.',
   ];
-  const sources = topPassages(req.passages, MAX_PROMPT_PASSAGES);
+  const sources = topPassages(passagesToGroundOn(req), MAX_PROMPT_PASSAGES);
   if (sources.length > 0) {
     lines.push(
       '',

@@ -22,7 +22,7 @@ import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
 import { parsePassage, sentenceKey, stemsOf, type SourceUnit } from './sources.js';
-import type { Passage } from './types.js';
+import type { GenerationRequest, Passage } from './types.js';
 
 export const WINDOW_FLOOR = 0.6;
 export const PASSAGE_FLOOR = 0.8;
@@ -274,4 +274,9 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
     kept.push(passage);
   }
   return kept;
+}
+
+/** The passages a generator grounds a post on (see `GenerationRequest.groundingLimit`). */
+export function passagesToGroundOn(req: Pick<GenerationRequest, 'topic' | 'passages' | 'groundingLimit'>): Passage[] {
+  return req.groundingLimit === undefined ? req.passages : groundingPassages(req.topic, req.passages, req.groundingLimit);
 }

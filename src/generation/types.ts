@@ -14,6 +14,14 @@ export interface GenerationRequest {
   includeExamples: boolean;
   targetAudience: string | null;
   passages: Passage[];
+  /**
+   * Set when `passages` are what the search retrieved, best first: the generator grounds the
+   * post on those that may ground the topic (relevance.ts), at most this many, and claims no
+   * source when none may. Choosing where the post is written lets the builtin composer's
+   * thread analyse each passage once, for choosing and for writing, instead of the event loop
+   * analysing them first. Unset: `passages` were chosen already, and all of them are used.
+   */
+  groundingLimit?: number;
   /** Overrides the configured model; 'builtin' asks for the offline composer. */
   model?: string | null;
 }

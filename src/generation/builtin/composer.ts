@@ -5,7 +5,7 @@
  */
 
 import { MAX_TITLE_LENGTH } from '../../limits.js';
-import { topicProfile } from '../relevance.js';
+import { passagesToGroundOn, topicProfile } from '../relevance.js';
 import { WORD_TARGETS, type GeneratedPost, type GenerationRequest } from '../types.js';
 import { OUTLINE, OUTLINE_CONCLUSION, OUTLINE_EXAMPLES, OUTLINE_SECTIONS } from './aspects.js';
 import { deriveCategory, deriveTags, digest, type Digest, type Fact, type Section } from './digest.js';
@@ -34,11 +34,12 @@ export class Composer {
   constructor(private readonly req: GenerationRequest) {
     this.style = STYLE_VOICES[req.style];
     this.tone = TONE_VOICES[req.tone];
-    this.sourceText = req.passages.map((p) => p.text).join('\n').slice(0, CASING_EVIDENCE_CHARS);
+    const passages = passagesToGroundOn(req);
+    this.sourceText = passages.map((p) => p.text).join('\n').slice(0, CASING_EVIDENCE_CHARS);
     this.topic = analyseTopic(req.topic, this.sourceText);
     this.seed = hashString(this.topic.text.toLowerCase());
     const target = WORD_TARGETS[req.length];
-    this.digest = digest(this.topic, topicProfile(this.topic.text), req.passages, req.length, target, req.includeExamples);
+    this.digest = digest(this.topic, topicProfile(this.topic.text), passages, req.length, target, req.includeExamples);
 
     const { topic } = this;
     const keys = this.keyTerms();
