@@ -89,7 +89,7 @@ await runBench('bench/grounding', async () => {
   console.log(`${DOCUMENTS.length} documents uploaded and indexed`);
 
   // A generator that writes nothing and records the files the post would be grounded on.
-  let drawn = null;
+  let drawn;
   const recorder = {
     provider: 'builtin',
     model: 'builtin',
