@@ -21,12 +21,17 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
-import { parsePassage, sentenceKey, stemsOf, type SourceUnit } from './sources.js';
+import { narrowerTerms, nounSenses } from '../text/wordnet.js';
+import { parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
 export const WINDOW_FLOOR = 0.6;
 export const PASSAGE_FLOOR = 0.8;
 export const SCORE_FLOOR = 0.2;
+/** A document whose title and headings name this share of the topic... */
+export const STRUCTURE_FLOOR = 0.5;
+/** ...or whose passages together name this share of it, is about the topic. */
+export const DOCUMENT_FLOOR = 0.75;
 /** A passage whose sentences were already seen, for this share of its text, is a duplicate. */
 const DUPLICATE_SHARE = 0.8;
 
@@ -48,6 +53,13 @@ export interface TopicTerm {
   noun: boolean;
   /** A verb or adverb of the topic ("choosing", "bloom"): it counts only in a sentence that also holds another term. */
   weak: boolean;
+  /**
+   * Words naming a kind of what the noun names (WordNet: "vegetables" -> tomato, "containers"
+   * -> pot), as stems, by their first stem: a passage using one is about the term too.
+   */
+  narrower: ReadonlyMap<string, readonly string[][]>;
+  /** The head noun of the topic's main noun phrase: what the topic is about. */
+  head: boolean;
 }
 
 export interface TopicProfile {
@@ -88,9 +100,12 @@ export function topicProfile(topic: string, split = true): TopicProfile {
   });
   const info = new Map<string, { pos: string; lemma: string; secondary: boolean }>();
   let secondary = false;
+  // "Tips for better sleep": after framing words alone, "for" leads to the subject itself.
+  let subjectSeen = false;
   for (const word of tagged) {
     const lower = word.text.toLowerCase();
-    if ((word.pos === 'ADP' || word.pos === 'SCONJ') && SECONDARY_AFTER.has(lower)) secondary = true;
+    if ((word.pos === 'ADP' || word.pos === 'SCONJ') && SECONDARY_AFTER.has(lower) && subjectSeen) secondary = true;
+    if ((word.pos === 'NOUN' || word.pos === 'PROPN' || word.pos === 'VERB') && !FRAMING.has(word.lemma) && !FRAMING.has(lower)) subjectSeen = true;
     if (!info.has(lower)) info.set(lower, { pos: word.pos, lemma: word.lemma, secondary });
   }
   let terms = queryTerms(topic).map((words) => {
@@ -101,13 +116,53 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     if (single && first && WEAK_POS.has(first.pos)) weight /= 2;
     const noun = single && first !== undefined && (first.pos === 'NOUN' || first.pos === 'PROPN') && /^[a-z]+$/.test(words[0]!);
     const weak = single && first !== undefined && WEAK_POS.has(first.pos);
-    return { stems: words.flatMap((word) => stemsOf(word)), weight, noun, weak };
+    const stems = words.flatMap((word) => stemsOf(word));
+    const narrower = noun && weight > 0 && first.pos === 'NOUN' ? narrowerStems(first.lemma, stems) : NONE;
+    return { stems, weight, noun, weak, narrower, head: false };
   });
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
   terms = terms.filter((term) => term.weight > 0 && term.stems.length > 0);
+  markHead(terms, tagged);
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
   return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged) };
+}
+
+const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
+const narrowerCache = new Map<string, ReadonlyMap<string, readonly string[][]>>();
+
+/** The stems of the words WordNet files under a noun, by first stem (remembered per noun). */
+function narrowerStems(lemma: string, own: readonly string[]): ReadonlyMap<string, readonly string[][]> {
+  let found = narrowerCache.get(lemma);
+  if (!found) {
+    const byFirst = new Map<string, string[][]>();
+    for (const word of narrowerTerms(lemma)) {
+      const stems = stemsOf(word);
+      if (stems.length === 0 || stems.some((stem) => stem.length < 3) || (stems.length === 1 && stems[0] === own[0])) continue;
+      const list = byFirst.get(stems[0]!) ?? [];
+      list.push(stems);
+      byFirst.set(stems[0]!, list);
+    }
+    if (narrowerCache.size > 500) narrowerCache.clear();
+    narrowerCache.set(lemma, (found = byFirst));
+  }
+  return found;
+}
+
+/**
+ * Marks the head noun of the topic's main noun phrase (the first one that is not framing: "plants"
+ * in "Watering potted plants in summer", "sleep" in "Tips for better sleep at home").
+ */
+function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[]): void {
+  // The first phrase with a word left once a framing head is dropped ("remote work tips" -> "work").
+  const words =
+    nounPhrases(tagged, { heading: true })
+      .map((phrase) => phrase.text.split(' ').slice(0, FRAMING.has(phrase.head) ? -1 : undefined))
+      .find((phraseWords) => phraseWords.length > 0) ?? [];
+  const headStems = stemsOf(words.at(-1) ?? '');
+  if (headStems.length === 0) return;
+  const head = terms.find((term) => term.stems.length === 1 && term.stems[0] === headStems[0]) ?? terms.find((term) => term.stems.includes(headStems[0]!));
+  if (head) head.head = true;
 }
 
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
@@ -130,7 +185,11 @@ export function isTitleCase(text: string): boolean {
 
 /** Text to match topic terms in: its stems, and (computed when first needed) those used as nouns. */
 export interface MatchUnit {
+  /** The text matched, when known (for words WordNet reads as a compound). */
+  readonly text?: string;
   stems: string[];
+  /** A title or heading: it names what the text under it is about, verbs included ("Watering"). */
+  structural?: boolean;
   /** Stems of the words not tagged as verbs. */
   nouns(): ReadonlySet<string>;
 }
@@ -140,7 +199,9 @@ export function matchUnit(text: string, checkNouns = true): MatchUnit {
   const stems = stemsOf(text);
   let nouns: ReadonlySet<string> | null = checkNouns ? null : new Set(stems);
   return {
+    text,
     stems,
+    structural: !checkNouns,
     nouns() {
       nouns ??= new Set(tagWords(text).filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text)));
       return nouns;
@@ -148,24 +209,63 @@ export function matchUnit(text: string, checkNouns = true): MatchUnit {
   };
 }
 
-/** True when `stems` holds the term (its stems next to each other for a phrase). */
-function holds(stems: readonly string[], term: TopicTerm): boolean {
-  const [first, ...rest] = term.stems;
+/** True when `stems` holds the sequence (its stems next to each other for a phrase). */
+function holdsSequence(stems: readonly string[], sequence: readonly string[]): boolean {
+  const [first, ...rest] = sequence;
   for (let i = stems.indexOf(first!); i !== -1; i = stems.indexOf(first!, i + 1)) {
     if (rest.every((s, k) => stems[i + 1 + k] === s)) return true;
   }
   return false;
 }
 
+/**
+ * True when the unit names the term: its own words, or a word for a kind of it ("tomatoes" for
+ * "vegetables"); a noun of the topic counts only where it is used as a noun.
+ */
+function names(unit: MatchUnit, term: TopicTerm): boolean {
+  return namesItself(unit, term) || namesKindOf(unit, term);
+}
+
+function namesItself(unit: MatchUnit, term: TopicTerm): boolean {
+  return holdsSequence(unit.stems, term.stems) && (!term.noun || unit.nouns().has(term.stems[0]!));
+}
+
+function namesKindOf(unit: MatchUnit, term: TopicTerm): boolean {
+  if (term.narrower.size === 0) return false;
+  for (let i = 0; i < unit.stems.length; i++) {
+    const candidates = term.narrower.get(unit.stems[i]!);
+    if (!candidates) continue;
+    for (const sequence of candidates) {
+      if (!sequence.every((s, k) => unit.stems[i + k] === s)) continue;
+      if (sequence.length > 1 || (unit.nouns().has(sequence[0]!) && !inOtherCompound(unit, i))) return true;
+    }
+  }
+  return false;
+}
+
+const unitWords = new WeakMap<MatchUnit, string[]>();
+
+/**
+ * True when the word at `i` ends a compound WordNet knows as a noun of its own, which then is
+ * what the text names ("coffee beans" are seeds, not beans the vegetable). Only called on a
+ * word that matched as a single narrower word, so the compound is not a narrower one.
+ */
+function inOtherCompound(unit: MatchUnit & { text?: string }, i: number): boolean {
+  if (i === 0 || unit.text === undefined) return false;
+  let words = unitWords.get(unit);
+  if (!words) unitWords.set(unit, (words = wordsOf(unit.text)));
+  return nounSenses(`${words[i - 1]} ${words[i]}`).length > 0;
+}
+
 /** Share of the topic's weight that the units cover together (0-1), the best of its alternatives. */
 export function coverage(profile: TopicProfile, units: readonly MatchUnit[]): number {
   if (profile.total === 0) return 0;
-  const has = (unit: MatchUnit, term: TopicTerm) => holds(unit.stems, term) && (!term.noun || unit.nouns().has(term.stems[0]!));
+  const has = names;
   let covered = 0;
   for (const term of profile.terms) {
     // "Choosing ... size": a verb counts beside another term of the topic, in the same sentence.
     const found = term.weak
-      ? units.some((unit) => has(unit, term) && profile.terms.some((other) => other !== term && !other.weak && has(unit, other)))
+      ? units.some((unit) => has(unit, term) && (unit.structural || profile.terms.some((other) => other !== term && !other.weak && has(unit, other))))
       : units.some((unit) => has(unit, term));
     if (found) covered += term.weight;
   }
@@ -173,7 +273,7 @@ export function coverage(profile: TopicProfile, units: readonly MatchUnit[]): nu
 }
 
 /** Units of a passage with what they match, and the headings above them as units too. */
-export interface AnalysedUnit extends SourceUnit, MatchUnit {
+export interface AnalysedUnit extends SourceUnit, Omit<MatchUnit, 'text'> {
   trailUnits: MatchUnit[];
 }
 
@@ -187,7 +287,7 @@ export function analysePassage(text: string): AnalysedUnit[] {
   return parsePassage(text).map((unit) => {
     const stems = stemsOf(unit.text);
     const all = unit.kind === 'heading' ? new Set(stems) : null;
-    const analysed: AnalysedUnit = { ...unit, stems, nouns: () => all ?? (nounCache.get(analysed) ?? tagNouns([analysed])[0]!), trailUnits: unit.trail.map(headingUnit) };
+    const analysed: AnalysedUnit = { ...unit, stems, structural: unit.kind === 'heading', nouns: () => all ?? (nounCache.get(analysed) ?? tagNouns([analysed])[0]!), trailUnits: unit.trail.map(headingUnit) };
     return analysed;
   });
 }
@@ -208,7 +308,10 @@ function tagNouns(units: readonly AnalysedUnit[]): ReadonlySet<string>[] {
 export function prepareNouns(profile: TopicProfile, units: readonly AnalysedUnit[]): void {
   const nounStems = new Set<string>();
   const collect = (p: TopicProfile) => {
-    for (const term of p.terms) if (term.noun) nounStems.add(term.stems[0]!);
+    for (const term of p.terms) {
+      if (term.noun) nounStems.add(term.stems[0]!);
+      for (const [first, sequences] of term.narrower) if (sequences.some((sequence) => sequence.length === 1)) nounStems.add(first);
+    }
     p.alternatives.forEach(collect);
     if (p.core) collect(p.core);
   };
@@ -249,9 +352,63 @@ export function isRelevant(profile: TopicProfile, units: readonly AnalysedUnit[]
   return window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core;
 }
 
+/** A document's title as its file name gives it: "balcony-tomatoes.md" -> "balcony tomatoes". */
+function fileTitle(fileName: string): string {
+  return fileName.replace(/\.[^.]+$/, '').replace(/[-_.]+/g, ' ');
+}
+
+interface DocumentEvidence {
+  fileId: string;
+  passages: { passage: Passage; units: AnalysedUnit[] }[];
+}
+
 /**
- * The passages that may ground a post on `topic`, best first, at most `limit`: relevant ones
- * (module comment), each distinct. An empty list means the post must claim no source.
+ * Whether a document is about the topic, judged as a reader would from what the search found
+ * of it: its title and headings, and its passages together.
+ *
+ * - It must name the topic's head noun somewhere (itself or a kind of it: "tomatoes" for
+ *   "vegetables"), so a document sharing only modifiers and generic words ("home", "better")
+ *   is not about "better sleep at home".
+ * - Then any one of: two sentences hold most of the topic (WINDOW_FLOOR); one passage holds
+ *   nearly all of it (PASSAGE_FLOOR) or its whole main noun phrase; its title and headings name
+ *   at least half of it and its passages together most of it; or its passages together name
+ *   nearly all of it (DOCUMENT_FLOOR).
+ */
+function documentIsRelevant(profile: TopicProfile, document: DocumentEvidence): boolean {
+  const units = document.passages.flatMap(({ units }) => units);
+  const title = matchUnit(fileTitle(document.passages[0]!.passage.fileName), false);
+  const headings = new Map<string, MatchUnit>();
+  for (const unit of units) {
+    if (unit.kind === 'heading') headings.set(unit.text, unit);
+    unit.trail.forEach((text, i) => headings.set(text, unit.trailUnits[i]!));
+  }
+  const structure = [title, ...headings.values()];
+  const all = [...structure, ...units];
+  if (!namesHead(profile, all, structure)) return false;
+  for (const { units: passageUnits } of document.passages) {
+    const { window, passage, core } = passageCoverage(profile, passageUnits);
+    if (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core) return true;
+  }
+  const spread = coverage(profile, all);
+  return (coverage(profile, structure) >= STRUCTURE_FLOOR && spread >= WINDOW_FLOOR) || spread >= DOCUMENT_FLOOR;
+}
+
+/**
+ * True when the document names the head noun of the topic (or of one of its alternatives), or
+ * the topic has none. Named only through a kind of it, the kind must be in the title or a
+ * heading: a document about tomatoes is about vegetables, one mentioning roasted beans is not.
+ */
+function namesHead(profile: TopicProfile, units: readonly MatchUnit[], structure: readonly MatchUnit[]): boolean {
+  const head = profile.terms.find((term) => term.head);
+  if (!head || units.some((unit) => namesItself(unit, head)) || structure.some((unit) => namesKindOf(unit, head))) return true;
+  return profile.alternatives.some((alternative) => alternative.terms.some((term) => term.head) && namesHead(alternative, units, structure));
+}
+
+/**
+ * The passages that may ground a post on `topic`, best first, at most `limit`: those of the
+ * documents about the topic (documentIsRelevant) that name some of it, each distinct, and
+ * scored at least SCORE_FLOOR of the best of them. An empty list means the post must claim no
+ * source.
  */
 export function groundingPassages(topic: string, passages: readonly Passage[], limit = passages.length): Passage[] {
   const profile = topicProfile(topic);
@@ -259,7 +416,14 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   const ranked = [...passages].sort((a, b) => b.score - a.score);
   const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
   prepareNouns(profile, all.flatMap(({ units }) => units));
-  const relevant = all.filter(({ units }) => isRelevant(profile, units));
+  const documents = new Map<string, DocumentEvidence>();
+  for (const entry of all) {
+    const document = documents.get(entry.passage.fileId) ?? { fileId: entry.passage.fileId, passages: [] };
+    document.passages.push(entry);
+    documents.set(entry.passage.fileId, document);
+  }
+  const relevantFiles = new Set([...documents.values()].filter((document) => documentIsRelevant(profile, document)).map((document) => document.fileId));
+  const relevant = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
   const best = relevant[0]?.passage.score ?? 0;
   const kept: Passage[] = [];
   const seen = new Set<string>();

@@ -182,10 +182,14 @@ export function lightStem(word: string): string {
   return w;
 }
 
-/** Lower-case words as the index splits them (Chinese and Japanese segmented), lightly stemmed. */
+/** Lower-case words as the index splits them (Chinese and Japanese segmented). */
+export function wordsOf(text: string): string[] {
+  return separateWords(text.normalize('NFKC').toLowerCase(), ' ').match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+}
+
+/** wordsOf(), lightly stemmed: one stem per word, in order. */
 export function stemsOf(text: string): string[] {
-  const words = separateWords(text.normalize('NFKC').toLowerCase(), ' ').match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  return words.map((word) => (/^[a-z]+$/.test(word) ? lightStem(word) : word));
+  return wordsOf(text).map((word) => (/^[a-z]+$/.test(word) ? lightStem(word) : word));
 }
 
 /** Key for spotting the same sentence twice: letters and digits only, lower case. */

