@@ -32,6 +32,13 @@ export const SCORE_FLOOR = 0.2;
 export const STRUCTURE_FLOOR = 0.5;
 /** ...or whose passages together name this share of it, is about the topic. */
 export const DOCUMENT_FLOOR = 0.75;
+/** Sentences that must name the topic's head noun when no title or heading does. */
+export const HEAD_MENTIONS = 2;
+/** Passages naming some of the topic that make a document about it, when they cover SEVERAL_FLOOR of it together. */
+export const SEVERAL_PASSAGES = 3;
+export const SEVERAL_FLOOR = 0.5;
+/** A document whose best passage scores below this share of the best relevant document's is a side mention. */
+export const DOCUMENT_SCORE_FLOOR = 0.45;
 /** A passage whose sentences were already seen, for this share of its text, is a duplicate. */
 const DUPLICATE_SHARE = 0.8;
 
@@ -39,7 +46,8 @@ const DUPLICATE_SHARE = 0.8;
 const FRAMING = new Set(
   `tip trick guide guidebook handbook introduction intro basic basics beginner newbie benefit advantage step reason idea
   overview primer tutorial checklist lesson secret fact essential ultimate complete practical quick simple easy top
-  everything anything explainer explained question answer thought note hack dos don'ts`.split(/\s+/),
+  everything anything explainer explained question answer thought note hack dos don'ts list mistake way thing highlight
+  roundup recap faq`.split(/\s+/),
 );
 /** After these, the topic says who it is for or where, not what it is about. */
 const SECONDARY_AFTER = new Set(['for', 'at', 'with']);
@@ -96,7 +104,11 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     // "Brewing better coffee", "Choosing the right grinder": a gerund with an object is a verb.
     const next = all[i + 1];
     const gerund = i === 0 && /ing$/i.test(word.text) && next !== undefined && ['DET', 'ADJ', 'PROPN', 'PRON'].includes(next.pos);
-    return gerund ? { ...word, pos: 'VERB' } : word;
+    if (gerund) return { ...word, pos: 'VERB' };
+    // "Home decorating", "dog training": a gerund after a noun, ending the phrase, is its head noun.
+    const before = all[i - 1];
+    const nominal = word.pos === 'VERB' && /ing$/i.test(word.text) && before?.pos === 'NOUN' && (next === undefined || ['ADP', 'CCONJ', 'PUNCT'].includes(next.pos));
+    return nominal ? { ...word, pos: 'NOUN', lemma: word.text.toLowerCase() } : word;
   });
   const info = new Map<string, { pos: string; lemma: string; secondary: boolean }>();
   let secondary = false;
@@ -111,7 +123,8 @@ export function topicProfile(topic: string, split = true): TopicProfile {
   let terms = queryTerms(topic).map((words) => {
     const first = info.get(words[0]!);
     const single = words.length === 1;
-    const framing = single && (FRAMING.has(words[0]!) || (first !== undefined && FRAMING.has(first.lemma)));
+    // "5 mistakes", "in 6 steps": a small number counts what the post lists, not its subject.
+    const framing = single && (FRAMING.has(words[0]!) || (first !== undefined && FRAMING.has(first.lemma)) || /^\d{1,3}$/.test(words[0]!));
     let weight = framing ? 0 : first?.secondary ? 0.5 : 1;
     if (single && first && WEAK_POS.has(first.pos)) weight /= 2;
     const noun = single && first !== undefined && (first.pos === 'NOUN' || first.pos === 'PROPN') && /^[a-z]+$/.test(words[0]!);
@@ -123,7 +136,7 @@ export function topicProfile(topic: string, split = true): TopicProfile {
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
   terms = terms.filter((term) => term.weight > 0 && term.stems.length > 0);
-  markHead(terms, tagged);
+  markHead(terms, tagged, info);
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
   return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged) };
 }
@@ -153,16 +166,23 @@ function narrowerStems(lemma: string, own: readonly string[]): ReadonlyMap<strin
  * Marks the head noun of the topic's main noun phrase (the first one that is not framing: "plants"
  * in "Watering potted plants in summer", "sleep" in "Tips for better sleep at home").
  */
-function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[]): void {
-  // The first phrase with a word left once a framing head is dropped ("remote work tips" -> "work").
-  const words =
-    nounPhrases(tagged, { heading: true })
-      .map((phrase) => phrase.text.split(' ').slice(0, FRAMING.has(phrase.head) ? -1 : undefined))
-      .find((phraseWords) => phraseWords.length > 0) ?? [];
-  const headStems = stemsOf(words.at(-1) ?? '');
-  if (headStems.length === 0) return;
-  const head = terms.find((term) => term.stems.length === 1 && term.stems[0] === headStems[0]) ?? terms.find((term) => term.stems.includes(headStems[0]!));
-  if (head) head.head = true;
+function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: ReadonlyMap<string, { secondary: boolean }>): void {
+  // Phrases with a word left once a framing head is dropped ("remote work tips" -> "remote work").
+  const phrases = nounPhrases(tagged, { heading: true })
+    .map((phrase) => phrase.text.split(' ').slice(0, FRAMING.has(phrase.head) ? -1 : undefined))
+    .filter((words) => words.length > 0);
+  const termOf = (word: string) => {
+    const [stem] = stemsOf(word);
+    return terms.find((term) => term.stems.length === 1 && term.stems[0] === stem) ?? terms.find((term) => stem !== undefined && term.stems.includes(stem));
+  };
+  // The subject, not who it is for or where ("at home", "for new managers")...
+  const main = phrases.find((words) => !info.get(words[0]!.toLowerCase())?.secondary);
+  // ...else the verb of "how to compost at home", else the first phrase.
+  const howTo = /^how\s+to\s+(\p{L}+)/iu.exec(tagged.map((w) => w.text).join(' '))?.[1];
+  const head = main ? termOf(main.at(-1)!) : howTo ? termOf(howTo) : phrases[0] ? termOf(phrases[0].at(-1)!) : undefined;
+  if (!head) return;
+  head.head = true;
+  if (head.weak) Object.assign(head, { weak: false, weight: Math.max(head.weight, 1) });
 }
 
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
@@ -374,9 +394,26 @@ interface DocumentEvidence {
  *   at least half of it and its passages together most of it; or its passages together name
  *   nearly all of it (DOCUMENT_FLOOR).
  */
-function documentIsRelevant(profile: TopicProfile, document: DocumentEvidence): boolean {
+export interface DocumentJudgement {
+  fileName: string;
+  relevant: boolean;
+  /** How the document names the topic's head noun: itself (prominently), a kind of it in its title or headings, in one sentence only, or not. */
+  head: 'itself' | 'kind' | 'once' | null;
+  /** Coverage of the topic by the title and headings, by everything retrieved of it, by its best two sentences and by its best passage. */
+  structure: number;
+  spread: number;
+  window: number;
+  passage: number;
+  core: boolean;
+  /** Its best search score, and how many passages the search found of it. */
+  score: number;
+  passages: number;
+}
+
+function judgeDocument(profile: TopicProfile, document: DocumentEvidence): DocumentJudgement {
   const units = document.passages.flatMap(({ units }) => units);
-  const title = matchUnit(fileTitle(document.passages[0]!.passage.fileName), false);
+  const first = document.passages[0]!.passage;
+  const title = matchUnit(fileTitle(first.fileName), false);
   const headings = new Map<string, MatchUnit>();
   for (const unit of units) {
     if (unit.kind === 'heading') headings.set(unit.text, unit);
@@ -384,29 +421,79 @@ function documentIsRelevant(profile: TopicProfile, document: DocumentEvidence): 
   }
   const structure = [title, ...headings.values()];
   const all = [...structure, ...units];
-  if (!namesHead(profile, all, structure)) return false;
+  let window = 0;
+  let passage = 0;
+  let core = false;
   for (const { units: passageUnits } of document.passages) {
-    const { window, passage, core } = passageCoverage(profile, passageUnits);
-    if (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core) return true;
+    const found = passageCoverage(profile, passageUnits);
+    window = Math.max(window, found.window);
+    passage = Math.max(passage, found.passage);
+    core ||= found.core;
   }
-  const spread = coverage(profile, all);
-  return (coverage(profile, structure) >= STRUCTURE_FLOOR && spread >= WINDOW_FLOOR) || spread >= DOCUMENT_FLOOR;
+  const judgement: DocumentJudgement = {
+    fileName: first.fileName,
+    relevant: false,
+    head: headNamed(profile, all, structure),
+    structure: coverage(profile, structure),
+    spread: coverage(profile, all),
+    window,
+    passage,
+    core,
+    score: first.score,
+    passages: document.passages.length,
+  };
+  const covers = judgement.head === 'itself' || judgement.head === 'kind';
+  // Several passages on the topic make a document about it, even when its head noun is named once.
+  const several = document.passages.filter(({ units: passageUnits }) => coverage(profile, passageUnits.flatMap((unit) => [unit, ...unit.trailUnits])) > 0).length >= SEVERAL_PASSAGES;
+  judgement.relevant =
+    (covers && (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core || (judgement.structure >= STRUCTURE_FLOOR && judgement.spread >= WINDOW_FLOOR) || judgement.spread >= DOCUMENT_FLOOR)) ||
+    (judgement.head !== null && several && judgement.spread >= SEVERAL_FLOOR);
+  return judgement;
 }
 
 /**
- * True when the document names the head noun of the topic (or of one of its alternatives), or
- * the topic has none. Named only through a kind of it, the kind must be in the title or a
- * heading: a document about tomatoes is about vegetables, one mentioning roasted beans is not.
+ * How the document names the head noun of the topic (or of one of its alternatives); 'itself'
+ * when the topic has none. The head must be prominent: in the title or a heading, or in
+ * HEAD_MENTIONS sentences (one passing mention does not make a document about it). Named only
+ * through a kind of it, the kind must be in the title or a heading: a document about tomatoes is
+ * about vegetables, one mentioning roasted beans is not.
  */
-function namesHead(profile: TopicProfile, units: readonly MatchUnit[], structure: readonly MatchUnit[]): boolean {
+function headNamed(profile: TopicProfile, units: readonly MatchUnit[], structure: readonly MatchUnit[]): DocumentJudgement['head'] {
   const head = profile.terms.find((term) => term.head);
-  if (!head || units.some((unit) => namesItself(unit, head)) || structure.some((unit) => namesKindOf(unit, head))) return true;
-  return profile.alternatives.some((alternative) => alternative.terms.some((term) => term.head) && namesHead(alternative, units, structure));
+  if (!head) return 'itself';
+  if (structure.some((unit) => namesItself(unit, head))) return 'itself';
+  if (structure.some((unit) => namesKindOf(unit, head))) return 'kind';
+  const mentions = units.filter((unit) => !unit.structural && namesItself(unit, head)).length;
+  if (mentions >= HEAD_MENTIONS) return 'itself';
+  for (const alternative of profile.alternatives) {
+    const named = alternative.terms.some((term) => term.head) ? headNamed(alternative, units, structure) : null;
+    if (named) return named;
+  }
+  return mentions > 0 ? 'once' : null;
+}
+
+/** The documents the passages come from, each judged (judgeDocument), in the order of their best passage. */
+export function judgeDocuments(topic: string, passages: readonly Passage[]): DocumentJudgement[] {
+  const profile = topicProfile(topic);
+  const ranked = [...passages].sort((a, b) => b.score - a.score);
+  const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
+  prepareNouns(profile, all.flatMap(({ units }) => units));
+  return [...groupByDocument(all).values()].map((document) => judgeDocument(profile, document));
+}
+
+function groupByDocument(all: readonly { passage: Passage; units: AnalysedUnit[] }[]): Map<string, DocumentEvidence> {
+  const documents = new Map<string, DocumentEvidence>();
+  for (const entry of all) {
+    const document = documents.get(entry.passage.fileId) ?? { fileId: entry.passage.fileId, passages: [] };
+    document.passages.push(entry);
+    documents.set(entry.passage.fileId, document);
+  }
+  return documents;
 }
 
 /**
  * The passages that may ground a post on `topic`, best first, at most `limit`: those of the
- * documents about the topic (documentIsRelevant) that name some of it, each distinct, and
+ * documents about the topic (judgeDocument) that name some of it, each distinct, and
  * scored at least SCORE_FLOOR of the best of them. An empty list means the post must claim no
  * source.
  */
@@ -416,13 +503,10 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   const ranked = [...passages].sort((a, b) => b.score - a.score);
   const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
   prepareNouns(profile, all.flatMap(({ units }) => units));
-  const documents = new Map<string, DocumentEvidence>();
-  for (const entry of all) {
-    const document = documents.get(entry.passage.fileId) ?? { fileId: entry.passage.fileId, passages: [] };
-    document.passages.push(entry);
-    documents.set(entry.passage.fileId, document);
-  }
-  const relevantFiles = new Set([...documents.values()].filter((document) => documentIsRelevant(profile, document)).map((document) => document.fileId));
+  const documents = [...groupByDocument(all).values()];
+  const judged = documents.map((document) => ({ document, judgement: judgeDocument(profile, document) })).filter(({ judgement }) => judgement.relevant);
+  const bestDocument = Math.max(0, ...judged.map(({ judgement }) => judgement.score));
+  const relevantFiles = new Set(judged.filter(({ judgement }) => judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR).map(({ document }) => document.fileId));
   const relevant = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
   const best = relevant[0]?.passage.score ?? 0;
   const kept: Passage[] = [];

@@ -162,23 +162,42 @@ export function parsePassage(raw: string): SourceUnit[] {
   return units;
 }
 
+/** Irregular forms a reader hears as the same word. */
+const IRREGULAR: Record<string, string> = {
+  grown: 'grow', grew: 'grow', knives: 'knife', leaves: 'leaf', wives: 'wife', lives: 'life', halves: 'half', shelves: 'shelf',
+  loaves: 'loaf', wolves: 'wolf', calves: 'calf', thieves: 'thief', children: 'child', men: 'man', women: 'woman', mice: 'mouse',
+  geese: 'goose', feet: 'foot', teeth: 'tooth', people: 'person', ran: 'run', ate: 'eat', eaten: 'eat', made: 'make', bought: 'buy',
+  brought: 'bring', taught: 'teach', caught: 'catch', kept: 'keep', slept: 'sleep', written: 'write', wrote: 'write', chosen: 'choose',
+  chose: 'choose', built: 'build', sown: 'sow', began: 'begin', begun: 'begin', drove: 'drive', driven: 'drive', rode: 'ride', ridden: 'ride',
+  froze: 'freeze', frozen: 'freeze', fed: 'feed', led: 'lead', left: 'leave', spent: 'spend', sent: 'send', felt: 'feel', held: 'hold',
+};
+
+const VOWEL = /[aeiouy]/;
+
 /**
- * A light English stemmer: inflections only (plural, -ing, -ed, a final e), so "managers" and
- * "brewing" meet "manager" and "brew" but "management" stays apart from "managers" (Porter
- * would make both "manag", and a software manual about content management "relevant" to
- * managers).
+ * A light English stemmer: inflections only (plural, -ing, -ed) and common irregular forms, so
+ * "managers", "brewing" and "potted" meet "manager", "brew" and "pot", and "baking" meets
+ * "bake" ("bak" + e: a short stem ending consonant-vowel-consonant had an e), but "management"
+ * stays apart from "managers" (Porter would make both "manag", and a software manual about
+ * content management "relevant" to managers), and "care" from "car", "cycle" from "cycling".
  */
 export function lightStem(word: string): string {
+  const irregular = IRREGULAR[word];
+  if (irregular) return irregular;
   let w = word;
   if (w.length <= 3) return w;
   if (/ies$/.test(w) && w.length > 4) w = `${w.slice(0, -3)}y`;
-  else if (/(?:sh|ch|x|z|ss)es$/.test(w)) w = w.slice(0, -2);
+  else if (/(?:sh|ch|x|z|ss)es$/.test(w) || (/[^aeiou]oes$/.test(w) && w.length > 5)) w = w.slice(0, -2);
   else if (/s$/.test(w) && !/(?:ss|us|is)$/.test(w)) w = w.slice(0, -1);
-  if (/ing$/.test(w) && w.length > 5) w = w.slice(0, -3);
+  let suffix = false;
+  if (/ing$/.test(w) && w.length > 5 && VOWEL.test(w.slice(0, -3))) [w, suffix] = [w.slice(0, -3), true];
   else if (/ied$/.test(w) && w.length > 4) w = `${w.slice(0, -3)}y`;
-  else if (/ed$/.test(w) && w.length > 4) w = w.slice(0, -2);
-  if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(?:ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
-  if (/e$/.test(w) && w.length > 3) w = w.slice(0, -1);
+  else if (/ed$/.test(w) && w.length > 4 && !/eed$/.test(w)) [w, suffix] = [w.slice(0, -2), true];
+  if (suffix) {
+    if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(?:ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
+    // "mak" -> "make", "hop" -> "hope": one vowel, then a consonant that is not w, x or y.
+    else if (/^[^aeiouy]*[aeiouy][^aeiouywx]$/.test(w)) w = `${w}e`;
+  }
   return w;
 }
 

@@ -133,7 +133,7 @@ export interface NarrowerOptions {
   max: number;
 }
 
-const NARROWER_DEFAULTS: NarrowerOptions = { senses: 3, levels: 3, minDepth: 5, max: 4000 };
+const NARROWER_DEFAULTS: NarrowerOptions = { senses: 3, levels: 3, minDepth: 4, max: 4000 };
 
 /**
  * Words that name the noun or a kind of it: its synonyms and the lemmas of its hyponyms within
