@@ -21,7 +21,7 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
-import { narrowerTerms, nounSenses } from '../text/wordnet.js';
+import { narrowerTerms, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
 import { parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
@@ -66,6 +66,8 @@ export interface TopicTerm {
    * -> pot), as stems, by their first stem: a passage using one is about the term too.
    */
   narrower: ReadonlyMap<string, readonly string[][]>;
+  /** Other words for the same thing, as stems: synonyms and derived forms ("cyclist": cycle, biker). */
+  same: readonly string[][];
   /** The head noun of the topic's main noun phrase: what the topic is about. */
   head: boolean;
 }
@@ -130,8 +132,10 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     const noun = single && first !== undefined && (first.pos === 'NOUN' || first.pos === 'PROPN') && /^[a-z]+$/.test(words[0]!);
     const weak = single && first !== undefined && WEAK_POS.has(first.pos);
     const stems = words.flatMap((word) => stemsOf(word));
-    const narrower = noun && weight > 0 && first.pos === 'NOUN' ? narrowerStems(first.lemma, stems) : NONE;
-    return { stems, weight, noun, weak, narrower, head: false };
+    const wordNet = noun && weight > 0 && first.pos === 'NOUN';
+    const narrower = wordNet ? narrowerStems(first.lemma, stems) : NONE;
+    const same = wordNet ? sameMeaningTerms(first.lemma).map((word) => stemsOf(word)).filter((s) => s.length > 0 && s.join(' ') !== stems.join(' ')) : [];
+    return { stems, weight, noun, weak, narrower, same, head: false };
   });
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
@@ -167,22 +171,30 @@ function narrowerStems(lemma: string, own: readonly string[]): ReadonlyMap<strin
  * in "Watering potted plants in summer", "sleep" in "Tips for better sleep at home").
  */
 function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: ReadonlyMap<string, { secondary: boolean }>): void {
-  // Phrases with a word left once a framing head is dropped ("remote work tips" -> "remote work").
-  const phrases = nounPhrases(tagged, { heading: true })
-    .map((phrase) => phrase.text.split(' ').slice(0, FRAMING.has(phrase.head) ? -1 : undefined))
-    .filter((words) => words.length > 0);
   const termOf = (word: string) => {
     const [stem] = stemsOf(word);
     return terms.find((term) => term.stems.length === 1 && term.stems[0] === stem) ?? terms.find((term) => stem !== undefined && term.stems.includes(stem));
   };
-  // The subject, not who it is for or where ("at home", "for new managers")...
-  const main = phrases.find((words) => !info.get(words[0]!.toLowerCase())?.secondary);
-  // ...else the verb of "how to compost at home", else the first phrase.
+  // The last noun of the first run of nouns that is the subject, not who it is for or where
+  // ("at home", "for new managers") nor framing ("tips"): "home decorating", "young dog".
+  let run: string[] = [];
+  let head: string | undefined;
+  for (const word of [...tagged, null]) {
+    const lower = word?.text.toLowerCase() ?? '';
+    const nominal = word !== null && (word.pos === 'NOUN' || word.pos === 'PROPN') && !FRAMING.has(word.lemma) && !FRAMING.has(lower) && !info.get(lower)?.secondary;
+    if (nominal && termOf(lower)) run.push(lower);
+    else if (run.length) {
+      head = run.at(-1);
+      break;
+    }
+  }
+  // Else the verb of "how to compost at home", else the first noun phrase.
   const howTo = /^how\s+to\s+(\p{L}+)/iu.exec(tagged.map((w) => w.text).join(' '))?.[1];
-  const head = main ? termOf(main.at(-1)!) : howTo ? termOf(howTo) : phrases[0] ? termOf(phrases[0].at(-1)!) : undefined;
-  if (!head) return;
-  head.head = true;
-  if (head.weak) Object.assign(head, { weak: false, weight: Math.max(head.weight, 1) });
+  const phrase = nounPhrases(tagged, { heading: true })[0]?.text.split(' ').at(-1);
+  const term = head ? termOf(head) : howTo ? termOf(howTo) : phrase ? termOf(phrase) : undefined;
+  if (!term) return;
+  term.head = true;
+  if (term.weak) Object.assign(term, { weak: false, weight: Math.max(term.weight, 1) });
 }
 
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
@@ -247,7 +259,8 @@ function names(unit: MatchUnit, term: TopicTerm): boolean {
 }
 
 function namesItself(unit: MatchUnit, term: TopicTerm): boolean {
-  return holdsSequence(unit.stems, term.stems) && (!term.noun || unit.nouns().has(term.stems[0]!));
+  if (holdsSequence(unit.stems, term.stems) && (!term.noun || unit.nouns().has(term.stems[0]!))) return true;
+  return term.same.some((sequence) => holdsSequence(unit.stems, sequence));
 }
 
 function namesKindOf(unit: MatchUnit, term: TopicTerm): boolean {
@@ -399,6 +412,8 @@ export interface DocumentJudgement {
   relevant: boolean;
   /** How the document names the topic's head noun: itself (prominently), a kind of it in its title or headings, in one sentence only, or not. */
   head: 'itself' | 'kind' | 'once' | null;
+  /** Its title or a heading names the head noun (itself or a kind of it). */
+  headInStructure: boolean;
   /** Coverage of the topic by the title and headings, by everything retrieved of it, by its best two sentences and by its best passage. */
   structure: number;
   spread: number;
@@ -434,6 +449,7 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     fileName: first.fileName,
     relevant: false,
     head: headNamed(profile, all, structure),
+    headInStructure: headNamed(profile, structure, structure) !== null,
     structure: coverage(profile, structure),
     spread: coverage(profile, all),
     window,
@@ -506,8 +522,17 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   const documents = [...groupByDocument(all).values()];
   const judged = documents.map((document) => ({ document, judgement: judgeDocument(profile, document) })).filter(({ judgement }) => judgement.relevant);
   const bestDocument = Math.max(0, ...judged.map(({ judgement }) => judgement.score));
-  const relevantFiles = new Set(judged.filter(({ judgement }) => judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR).map(({ document }) => document.fileId));
-  const relevant = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
+  // Beside the best document, another is about the topic too only when its title or a heading
+  // names the topic's head, and it scores near the best: a side mention grounds nothing.
+  const relevantFiles = new Set(
+    judged
+      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.headInStructure && judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR))
+      .map(({ document }) => document.fileId),
+  );
+  const onTopic = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
+  // Each relevant document's best passage first, so one long document cannot crowd out another.
+  const firsts = onTopic.filter((entry, i) => onTopic.findIndex((other) => other.passage.fileId === entry.passage.fileId) === i);
+  const relevant = [...firsts, ...onTopic.filter((entry) => !firsts.includes(entry))];
   const best = relevant[0]?.passage.score ?? 0;
   const kept: Passage[] = [];
   const seen = new Set<string>();

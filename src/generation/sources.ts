@@ -195,8 +195,9 @@ export function lightStem(word: string): string {
   else if (/ed$/.test(w) && w.length > 4 && !/eed$/.test(w)) [w, suffix] = [w.slice(0, -2), true];
   if (suffix) {
     if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(?:ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
-    // "mak" -> "make", "hop" -> "hope": one vowel, then a consonant that is not w, x or y.
-    else if (/^[^aeiouy]*[aeiouy][^aeiouywx]$/.test(w)) w = `${w}e`;
+    // "mak" -> "make", "hop" -> "hope": one vowel, then a consonant that is not w, x or y;
+    // "cycl" -> "cycle", "handl" -> "handle".
+    else if (/^[^aeiouy]*[aeiouy][^aeiouywx]$/.test(w) || /[bcdfgkptz]l$/.test(w)) w = `${w}e`;
   }
   return w;
 }

@@ -19,6 +19,8 @@ interface Synset {
   words: string[];
   hypernyms: number[];
   hyponyms: number[];
+  /** Derivationally related forms ("cyclist" -> the verb "cycle"): from word `source` (1-based) to word `target` of another synset. */
+  derivations: { source: number; target: number; offset: number; pos: string }[];
 }
 
 interface NounBase {
@@ -28,6 +30,9 @@ interface NounBase {
   indexStart: number;
   data: Buffer;
   synsets: Map<number, Synset>;
+  /** data.verb, read when a derivation first leads there. */
+  verbs: { data: Buffer; synsets: Map<number, Synset> } | null;
+  dir: string;
 }
 
 let base: NounBase | null = null;
@@ -38,7 +43,7 @@ function load(): NounBase {
   const index = fs.readFileSync(path.join(dir, 'index.noun'));
   let indexStart = 0;
   while (index[indexStart] === 32) indexStart = index.indexOf(10, indexStart) + 1;
-  base = { index, indexStart, data: fs.readFileSync(path.join(dir, 'data.noun')), synsets: new Map() };
+  base = { index, indexStart, data: fs.readFileSync(path.join(dir, 'data.noun')), synsets: new Map(), verbs: null, dir };
   return base;
 }
 
@@ -65,7 +70,7 @@ function lookup(db: NounBase, lemma: string): number[] | undefined {
   return undefined;
 }
 
-function synset(db: NounBase, offset: number): Synset {
+function synset(db: Pick<NounBase, 'data' | 'synsets'>, offset: number): Synset {
   let found = db.synsets.get(offset);
   if (found) return found;
   const end = db.data.indexOf(10, offset);
@@ -77,13 +82,15 @@ function synset(db: NounBase, offset: number): Synset {
   const pointerCount = Number(fields[at++]);
   const hypernyms: number[] = [];
   const hyponyms: number[] = [];
+  const derivations: Synset['derivations'] = [];
   for (let i = 0; i < pointerCount; i++, at += 4) {
-    const [symbol, target, pos] = [fields[at], Number(fields[at + 1]), fields[at + 2]];
+    const [symbol, target, pos, words] = [fields[at], Number(fields[at + 1]), fields[at + 2]!, fields[at + 3]!];
+    if (symbol === '+' && (pos === 'n' || pos === 'v')) derivations.push({ source: parseInt(words.slice(0, 2), 16), target: parseInt(words.slice(2), 16), offset: target, pos });
     if (pos !== 'n') continue;
     if (symbol === '@' || symbol === '@i') hypernyms.push(target);
     else if (symbol === '~' || symbol === '~i') hyponyms.push(target);
   }
-  found = { words, hypernyms, hyponyms };
+  found = { words, hypernyms, hyponyms, derivations };
   db.synsets.set(offset, found);
   return found;
 }
@@ -104,6 +111,37 @@ export function nounSenses(word: string): number[] {
     if (senses) return senses;
   }
   return [];
+}
+
+/**
+ * Other words for what the noun names: its synonyms in its most frequent sense ("hive" for
+ * "beehive") and the words derived from it or it from ("cyclist" -> "cycle", "brewer" -> "brew"),
+ * lower case.
+ */
+export function sameMeaningTerms(word: string, synonymSenses = 1, derivationSenses = 2): string[] {
+  const db = load();
+  const lower = word.toLowerCase();
+  const forms = new Set(nounBases(lower));
+  const words = new Set<string>();
+  for (const [sense, offset] of nounSenses(lower).slice(0, Math.max(synonymSenses, derivationSenses)).entries()) {
+    const node = synset(db, offset);
+    if (sense < synonymSenses) for (const w of node.words) words.add(w);
+    if (sense >= derivationSenses) continue;
+    const position = node.words.findIndex((w) => forms.has(w)) + 1;
+    for (const derivation of node.derivations) {
+      if (derivation.source !== position) continue;
+      const target = derivation.pos === 'v' ? synset(verbBase(db), derivation.offset) : synset(db, derivation.offset);
+      const derived = target.words[derivation.target - 1];
+      if (derived) words.add(derived);
+    }
+  }
+  words.delete(lower);
+  return [...words];
+}
+
+function verbBase(db: NounBase): { data: Buffer; synsets: Map<number, Synset> } {
+  db.verbs ??= { data: fs.readFileSync(path.join(db.dir, 'data.verb')), synsets: new Map() };
+  return db.verbs;
 }
 
 /** Steps from the synset up to the root by its shortest hypernym path. */
