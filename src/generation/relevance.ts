@@ -458,19 +458,21 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     score: first.score,
     passages: document.passages.length,
   };
-  const covers = judgement.head === 'itself' || judgement.head === 'kind';
+  // A head named once makes the document about the topic only as its best source (see groundingPassages).
+  const named = judgement.head !== null;
   // Several passages on the topic make a document about it, even when its head noun is named once.
   const several = document.passages.filter(({ units: passageUnits }) => coverage(profile, passageUnits.flatMap((unit) => [unit, ...unit.trailUnits])) > 0).length >= SEVERAL_PASSAGES;
   judgement.relevant =
-    (covers && (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core || (judgement.structure >= STRUCTURE_FLOOR && judgement.spread >= WINDOW_FLOOR) || judgement.spread >= DOCUMENT_FLOOR)) ||
-    (judgement.head !== null && several && judgement.spread >= SEVERAL_FLOOR);
+    (named && (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core || (judgement.structure >= STRUCTURE_FLOOR && judgement.spread >= WINDOW_FLOOR) || judgement.spread >= DOCUMENT_FLOOR)) ||
+    (named && several && judgement.spread >= SEVERAL_FLOOR);
   return judgement;
 }
 
 /**
  * How the document names the head noun of the topic (or of one of its alternatives); 'itself'
  * when the topic has none. The head must be prominent: in the title or a heading, or in
- * HEAD_MENTIONS sentences (one passing mention does not make a document about it). Named only
+ * HEAD_MENTIONS sentences (one passing mention does not make a document about it, unless the
+ * text is a note of a few sentences). Named only
  * through a kind of it, the kind must be in the title or a heading: a document about tomatoes is
  * about vegetables, one mentioning roasted beans is not.
  */
@@ -479,8 +481,10 @@ function headNamed(profile: TopicProfile, units: readonly MatchUnit[], structure
   if (!head) return 'itself';
   if (structure.some((unit) => namesItself(unit, head))) return 'itself';
   if (structure.some((unit) => namesKindOf(unit, head))) return 'kind';
-  const mentions = units.filter((unit) => !unit.structural && namesItself(unit, head)).length;
-  if (mentions >= HEAD_MENTIONS) return 'itself';
+  const body = units.filter((unit) => !unit.structural);
+  const mentions = body.filter((unit) => namesItself(unit, head)).length;
+  // In a short text (a note of a few sentences) one mention is prominent.
+  if (mentions >= Math.min(HEAD_MENTIONS, Math.ceil(body.length / 4))) return 'itself';
   for (const alternative of profile.alternatives) {
     const named = alternative.terms.some((term) => term.head) ? headNamed(alternative, units, structure) : null;
     if (named) return named;
@@ -522,11 +526,12 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   const documents = [...groupByDocument(all).values()];
   const judged = documents.map((document) => ({ document, judgement: judgeDocument(profile, document) })).filter(({ judgement }) => judgement.relevant);
   const bestDocument = Math.max(0, ...judged.map(({ judgement }) => judgement.score));
-  // Beside the best document, another is about the topic too only when its title or a heading
-  // names the topic's head, and it scores near the best: a side mention grounds nothing.
+  // Beside the best document, another is about the topic too only when it names the topic's
+  // head prominently (title, heading, two sentences) and scores near the best: a side mention
+  // grounds nothing.
   const relevantFiles = new Set(
     judged
-      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.headInStructure && judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR))
+      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR))
       .map(({ document }) => document.fileId),
   );
   const onTopic = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);

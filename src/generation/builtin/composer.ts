@@ -96,6 +96,8 @@ export class Composer {
   }
 
   private title(): string {
+    // A topic that names the post's form is the title as it stands ("A Beginner's Guide to Home Brewing").
+    if (this.topic.framed) return this.topic.title.slice(0, MAX_TITLE_LENGTH);
     const options = this.topic.kind === 'question' ? this.style.titles : [...this.style.titles, ...this.style.subjectTitles];
     let title = fill(pick(options, this.seed), this.vars);
     // After a question mark, no colon or comma: "What Makes a Good Pour-over? A Closer Look".
@@ -209,7 +211,7 @@ export class Composer {
   }
 
   private description(content: readonly string[]): string {
-    const sentences = [this.say(this.style.description[this.topic.kind])];
+    const sentences = [this.say(this.topic.framed ? this.style.framedDescription : this.style.description[this.topic.kind])];
     const { files, availableWords } = this.digest;
     sentences.push(files.length === 1 ? `Drawn from ${files[0]}.` : `Drawn from ${files.length} documents in the knowledge base.`);
     const target = WORD_TARGETS[this.req.length];
@@ -249,7 +251,8 @@ export class Composer {
   }
 
   private outlineDescription(): string {
-    const lead = this.topic.kind === 'question' ? this.say('Outline draft: {Question}') : this.say('Outline draft for a post on {subject}.');
+    const lead =
+      this.topic.kind === 'question' ? this.say('Outline draft: {Question}') : this.topic.framed ? this.say('Outline draft: {Subject}.') : this.say('Outline draft for a post on {subject}.');
     const why = this.digest.passages.length
       ? 'The knowledge base mentions it only in tables or fragments, so each section says what it should cover.'
       : 'The knowledge base has nothing on this topic yet, so each section says what it should cover.';

@@ -33,6 +33,27 @@ export interface Topic {
   phrases: string[];
   /** Content words of the topic (lower case), for categories and tags. */
   words: string[];
+  /**
+   * The topic names the post's own form: a guide, tips, highlights, a checklist, a numbered
+   * list ("A beginner's guide to home brewing", "10 ways to save energy at home"). Titles and
+   * descriptions then use it as it is instead of wrapping it in "a guide to ...".
+   */
+  framed: boolean;
+}
+
+/** Words naming a post's form, ending the topic's first clause ("... release highlights", "The ultimate camping checklist"). */
+const FORM_WORDS =
+  /\b(?:guide|guidebook|handbook|tips|tricks|hacks|highlights|notes|checklist|list|overview|introduction|primer|tutorial|basics|essentials|ways|mistakes|ideas|steps|reasons|lessons|secrets|facts|questions|answers|recap|roundup|faq|101|explained|review|comparison)$/i;
+
+/** Whether the topic names the post's form (Topic.framed). */
+export function isFramed(text: string): boolean {
+  const [firstClause, afterColon] = text.split(/\s*:\s*/, 2) as [string, string | undefined];
+  // A number opens a list: "10 ways to ...", "Top 7 tips ...", "... : 20 quick recipes".
+  if (/^(?:the\s+)?(?:top\s+)?\d{1,3}\s+\p{L}/iu.test(firstClause) || (afterColon !== undefined && /^\d{1,3}\s/.test(afterColon))) return true;
+  const head = firstClause.split(/\s+(?:to|for|of|on|about|in|with)\s+/i)[0]!.replace(/[?.!]+$/, '');
+  if (FORM_WORDS.test(head)) return true;
+  // "Houseplant care: a practical guide", "Sourdough: everything you need to know".
+  return afterColon !== undefined && (FORM_WORDS.test(afterColon.split(/\s+(?:to|for|of|on|about)\s+/i)[0]!) || /^everything (?:you|I)\b/i.test(afterColon));
 }
 
 const QUESTION_START = /^(what|why|how|when|where|which|who|whom|whose|is|are|can|could|should|would|will|do|does|did|has|have)\b/i;
@@ -111,6 +132,7 @@ export function analyseTopic(raw: string, sourceText = ''): Topic {
       titleSubject: titleCase(subject),
       phrases,
       words,
+      framed: false,
     };
   }
   if (isQuestion) {
@@ -126,6 +148,7 @@ export function analyseTopic(raw: string, sourceText = ''): Topic {
       titleSubject: null,
       phrases,
       words,
+      framed: false,
     };
   }
   return {
@@ -139,6 +162,7 @@ export function analyseTopic(raw: string, sourceText = ''): Topic {
     titleSubject: titleCase(text),
     phrases,
     words,
+    framed: isFramed(text),
   };
 }
 

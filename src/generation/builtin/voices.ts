@@ -23,6 +23,12 @@ export interface StyleVoice {
   /** Titles that embed the topic as a noun phrase: not for questions. */
   subjectTitles: readonly string[];
   description: ByKind;
+  /**
+   * The description of a topic that is itself the post's form ("A beginner's guide to home
+   * brewing", "Orbit Analytics 4.3 release highlights", "10 ways to save energy"): the topic
+   * names the post, so it is not "a guide to" it again.
+   */
+  framedDescription: string;
   /** Who the post is for (after the opener). */
   audience: string;
   examplesHeading: string;
@@ -45,6 +51,7 @@ export const STYLE_VOICES: Record<Style, StyleVoice> = {
       howto: 'A practical guide to {subject} for {audience}.',
       question: '{Question} A practical answer for {audience}.',
     },
+    framedDescription: '{Subject}, set out for {audience}.',
     audience: 'This guide is written for {audience}.',
     examplesHeading: 'Examples in Practice',
     examplesLead: 'The sources give these concrete cases:',
@@ -61,6 +68,7 @@ export const STYLE_VOICES: Record<Style, StyleVoice> = {
       howto: 'A friendly, no-nonsense look at {subject} for {audience}.',
       question: '{Question} A friendly, no-nonsense answer for {audience}.',
     },
+    framedDescription: '{Subject}, the friendly, no-nonsense version for {audience}.',
     audience: "This one's for {audience}, so get comfortable.",
     examplesHeading: 'Some Examples',
     examplesLead: 'Here are a few examples to make it concrete:',
@@ -77,6 +85,7 @@ export const STYLE_VOICES: Record<Style, StyleVoice> = {
       howto: 'A technical walkthrough of {subject} for {audience}.',
       question: '{Question} A technical answer for {audience}.',
     },
+    framedDescription: '{Subject}, with the technical details, for {audience}.',
     audience: 'It is written for {audience} and keeps to the specifics.',
     examplesHeading: 'Worked Examples',
     examplesLead: 'Concrete cases from the sources:',
@@ -93,6 +102,7 @@ export const STYLE_VOICES: Record<Style, StyleVoice> = {
       howto: 'A fresh, close look at {subject} for {audience}.',
       question: '{Question} A fresh answer for {audience}.',
     },
+    framedDescription: '{Subject}, told up close for {audience}.',
     audience: 'Written for {audience}, it lets the details speak for themselves.',
     examplesHeading: 'Examples From the Field',
     examplesLead: 'A few snapshots bring the ideas to life:',
@@ -109,6 +119,7 @@ export const STYLE_VOICES: Record<Style, StyleVoice> = {
       howto: 'An analytical overview of {subject} for {audience}.',
       question: '{Question} An analytical answer for {audience}.',
     },
+    framedDescription: '{Subject}: an analytical overview for {audience}.',
     audience: 'This overview is intended for {audience}.',
     examplesHeading: 'Illustrative Examples',
     examplesLead: 'The following examples, taken from the sources, illustrate the points above:',
