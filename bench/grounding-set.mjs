@@ -184,6 +184,7 @@ function measure(results) {
   let relevant = 0;
   let hits = 0;
   let exact = 0;
+  let quiet = 0;
   for (const result of results) {
     const want = new Set(result.relevant);
     const got = new Set(result.drawn);
@@ -192,14 +193,17 @@ function measure(results) {
     relevant += want.size;
     hits += hit;
     if (hit === got.size && hit === want.size) exact++;
+    if (want.size === 0 && got.size === 0) quiet++;
   }
   return {
     topics: results.length,
     drawn,
     relevant,
     hits,
-    // Nothing drawn: nothing wrongly drawn. Nothing relevant: nothing missed.
-    precision: drawn === 0 ? 1 : hits / drawn,
+    // Nothing drawn: nothing wrongly drawn. Nothing relevant: nothing missed. Where no topic
+    // has a relevant document (the generic kind), hits / drawn is 0 as soon as one document is
+    // drawn; precision is then the share of topics that draw on nothing, as a reader counts.
+    precision: drawn === 0 ? 1 : relevant === 0 ? quiet / results.length : hits / drawn,
     recall: relevant === 0 ? 1 : hits / relevant,
     exact,
   };
