@@ -177,7 +177,7 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
   };
   // The last noun of the first run of nouns that is the subject, not who it is for or where
   // ("at home", "for new managers") nor framing ("tips"): "home decorating", "young dog".
-  let run: string[] = [];
+  const run: string[] = [];
   let head: string | undefined;
   for (const word of [...tagged, null]) {
     const lower = word?.text.toLowerCase() ?? '';

@@ -153,7 +153,11 @@ function depth(db: NounBase, offset: number): number {
     for (const o of level) {
       const { hypernyms } = synset(db, o);
       if (hypernyms.length === 0) return steps;
-      for (const h of hypernyms) if (!seen.has(h)) (seen.add(h), next.push(h));
+      for (const h of hypernyms) {
+        if (seen.has(h)) continue;
+        seen.add(h);
+        next.push(h);
+      }
     }
     level = next;
   }
@@ -190,7 +194,11 @@ export function narrowerTerms(word: string, options: Partial<NarrowerOptions> = 
     for (const offset of level) {
       const node = synset(db, offset);
       for (const w of node.words) words.add(w);
-      for (const h of node.hyponyms) if (!seen.has(h)) (seen.add(h), next.push(h));
+      for (const h of node.hyponyms) {
+        if (seen.has(h)) continue;
+        seen.add(h);
+        next.push(h);
+      }
     }
     level = next;
   }
