@@ -172,3 +172,12 @@ t.test('closing the app lets an in-flight request finish', async (t) => {
   t.equal(res.headers.get('connection'), 'close', 'and its connection is closed, so shutdown need not wait for it to idle out');
   t.equal((await res.json()).error.code, 'GENERATION_TIMEOUT');
 });
+
+t.test('a source the tagger has no dictionary form for ("cannot," before a comma) is written from, not a 500', async (t) => {
+  const ctx = await buildTestApp(t);
+  await uploadText(ctx, 'easy-runs.txt', 'Run your easy runs at a conversational pace. You should be able to speak in full sentences. If you cannot, slow down, even if that feels slow. Easy runs build the base of a training plan.');
+  const res = await generate(ctx, { topic: 'Easy runs in a training plan' });
+  t.equal(res.statusCode, 201, res.body);
+  const post = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${res.json().post.id}` })).json().data.post;
+  t.match(post.content, /easy-runs\.txt/, 'the post draws on the file');
+});

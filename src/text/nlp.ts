@@ -75,7 +75,7 @@ export function tagWords(text: string, { lowerFirst = true, lowerAll = false } =
   const tokens = doc.tokens();
   const values = tokens.out(t.its.value) as string[];
   const pos = tokens.out(t.its.pos) as string[];
-  const lemmas = tokens.out(t.its.lemma as unknown as typeof t.its.value) as string[];
+  const lemmas = tokens.out(t.its.lemma as unknown as typeof t.its.value) as (string | null)[];
   const ids = tokens.out(t.its.uniqueId) as unknown as number[];
   const spaces = tokens.out(t.its.precedingSpaces) as string[];
   const words: TaggedWord[] = [];
@@ -87,7 +87,8 @@ export function tagWords(text: string, { lowerFirst = true, lowerAll = false } =
     const at = input.indexOf(value, cursor);
     const written = at === -1 ? value : text.slice(at, at + value.length);
     if (at !== -1) cursor = at + value.length;
-    words.push({ text: written, pos: pos[i]!, lemma: lemmas[i]!.toLowerCase(), unknown: doc.isOOV(value.toLowerCase()), spaceBefore: (spaces[i] ?? '') !== '' });
+    // The model has no lemma for some tokens ("cannot" before a comma): the word is its own.
+    words.push({ text: written, pos: pos[i]!, lemma: (lemmas[i] ?? value).toLowerCase(), unknown: doc.isOOV(value.toLowerCase()), spaceBefore: (spaces[i] ?? '') !== '' });
   }
   if (Math.max(0, ...ids) > t.known + MAX_LEARNED_WORDS) tagger = null;
   return words;
