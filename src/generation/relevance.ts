@@ -459,7 +459,15 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     passages: document.passages.length,
   };
   // A head named once makes the document about the topic only as its best source (see groundingPassages).
-  const named = judgement.head !== null;
+  // The head alone does not make a document about a topic that says more ("better sleep at
+  // home" is not a camping list's sleeping bags): another of its nouns or modifiers must be named too.
+  const head = profile.terms.find((term) => term.head);
+  const others = profile.terms.filter((term) => term !== head && !term.weak && term.weight >= 1);
+  const rest = head && others.length > 0 ? { ...profile, terms: others, alternatives: [], core: null } : null;
+  const named = judgement.head !== null && (rest === null || profile.alternatives.length > 0 || coverage({ ...rest, total: rest.terms.reduce((sum, term) => sum + term.weight, 0) }, all) > 0);
+  // A one-word core ("car" in "buying a used car") is about the topic only where the title or a heading names it.
+  core &&= (profile.core?.terms.length ?? 0) > 1 || judgement.headInStructure;
+  judgement.core = core;
   // Several passages on the topic make a document about it, even when its head noun is named once.
   const several = document.passages.filter(({ units: passageUnits }) => coverage(profile, passageUnits.flatMap((unit) => [unit, ...unit.trailUnits])) > 0).length >= SEVERAL_PASSAGES;
   judgement.relevant =
