@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { foldText, slugify } from '../text/slug.js';
@@ -113,6 +114,35 @@ export interface OpenOptions {
 /** The file a SQLite database of DATA_DIR `dataDir` lives in: `file` when DATABASE_URL names one. */
 export const databaseFile = (dataDir: string, file?: string | null) => file ?? path.join(dataDir, DATABASE_FILE);
 
+/** Cosine distance of two packed float32 vectors, as sqlite-vec's vec_distance_cosine computes it. */
+function cosineDistance(a: Buffer, b: Buffer): number {
+  if (a.byteLength !== b.byteLength || a.byteLength % 4 !== 0) throw new Error('vector dimensions differ');
+  const x = new Float32Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
+  const y = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  let dot = 0;
+  let nx = 0;
+  let ny = 0;
+  for (let i = 0; i < x.length; i++) {
+    dot += x[i]! * y[i]!;
+    nx += x[i]! * x[i]!;
+    ny += y[i]! * y[i]!;
+  }
+  return 1 - dot / (Math.sqrt(nx) * Math.sqrt(ny) || 1);
+}
+
+/**
+ * sqlite-vec (knowledge search's vector side, vec_distance_cosine over BLOB vectors). Where its
+ * prebuilt library cannot load (a platform it does not ship for), the same function in
+ * JavaScript stands in: slower, same answers, and the service still starts.
+ */
+function loadVectorFunctions(sqlite: Database.Database): void {
+  try {
+    sqliteVec.load(sqlite);
+  } catch {
+    sqlite.function('vec_distance_cosine', { deterministic: true }, (a, b) => cosineDistance(a as Buffer, b as Buffer));
+  }
+}
+
 /** Opens (creating if needed) DATA_DIR/blog.db (or `file`) in WAL mode and applies pending migrations. */
 export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = null }: OpenOptions = {}): DbHandle {
   const location = databaseFile(dataDir, file);
@@ -126,6 +156,7 @@ export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = nul
   // case and accents (`cafe` finds "Café").
   sqlite.function('slugify', { deterministic: true }, (text) => (text === null ? null : slugify(String(text))));
   sqlite.function('fold', { deterministic: true }, (text) => (text === null ? null : foldText(String(text))));
+  loadVectorFunctions(sqlite);
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
   sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

@@ -198,6 +198,29 @@ export const knowledgeChunks = pgTable(
   ],
 );
 
+/** A vector of 32-bit floats: `real[]` (pgvector is not assumed; cosine is computed in SQL). */
+const float32Vector = customType<{ data: Float32Array; driverData: number[] }>({
+  dataType: () => 'real[]',
+  toDriver: (value) => Array.from(value),
+  fromDriver: (value) => Float32Array.from(value),
+});
+
+/** The twin of schema.ts' knowledge_embeddings. */
+export const knowledgeEmbeddings = pgTable(
+  'knowledge_embeddings',
+  {
+    chunkId: bigint('chunk_id', { mode: 'number' })
+      .notNull()
+      .references(() => knowledgeChunks.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    model: text('model').notNull(),
+    vector: float32Vector('vector').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  // A table-level key: SQLite's integer column key would be optional on insert, PostgreSQL's not.
+  (t) => [primaryKey({ columns: [t.chunkId] }), index('knowledge_embeddings_site_model_idx').on(t.siteId, t.model)],
+);
+
 export const jobs = pgTable(
   'jobs',
   {

@@ -46,6 +46,16 @@ export class PgJobQueue {
     return rows;
   }
 
+  /** The twin of JobQueue.enqueueUnlessPending (two instances at once may each add one: the work is idempotent). */
+  async enqueueUnlessPending(siteId: string, item: NewJob, maxAttempts: number, now = new Date(), db: PgExecutor = this.db): Promise<JobRow | null> {
+    const [pending] = await db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.siteId, siteId), eq(jobs.kind, item.kind), eq(jobs.status, 'pending')))
+      .limit(1);
+    return pending ? null : (await this.enqueue(siteId, [item], maxAttempts, now, db))[0]!;
+  }
+
   async get(siteId: string, kind: string, jobId: string): Promise<JobRow> {
     const [row] = await this.db
       .select()

@@ -1,0 +1,81 @@
+import { inArray, sql } from 'drizzle-orm';
+import { knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/pg-schema.js';
+import type { PgExecutor } from '../db/postgres.js';
+import { embeddingText, type ChunkToEmbed, type EmbeddingStore } from './hybrid.js';
+import { toPassage, type Passage } from './search.js';
+
+/** A vector as a PostgreSQL array literal, bound as one text parameter (a JS array would become a list of parameters). */
+const arrayLiteral = (vector: Float32Array) => `{${Array.from(vector).join(',')}}`;
+
+/** Rows per insert statement (5 parameters each, a vector of ~768 floats among them). */
+const SAVE_BATCH = 100;
+
+/**
+ * The PostgreSQL twin of ChunkEmbeddings (embeddings.ts): vectors as `real[]` in
+ * knowledge_embeddings (pgvector is not assumed to be installed), ranked by cosine similarity
+ * computed in SQL (`cosine_similarity`, migration 0007): every vector of the site and model is
+ * read per search, as sqlite-vec's scan does on SQLite.
+ */
+export class PgChunkEmbeddings implements EmbeddingStore {
+  constructor(private readonly db: PgExecutor) {}
+
+  async missing(siteId: string, model: string, limit: number): Promise<ChunkToEmbed[]> {
+    const { rows } = await this.db.execute<{ id: string | number; text: string }>(sql`
+      select c.id, c.text
+        from ${knowledgeChunks} c
+        join ${knowledgeFiles} f on f.id = c.file_id
+        left join ${knowledgeEmbeddings} e on e.chunk_id = c.id and e.model = ${model}
+       where c.site_id = ${siteId} and f.status = 'indexed' and e.chunk_id is null
+       order by c.id
+       limit ${limit}`);
+    return rows.map((row) => ({ id: Number(row.id), text: embeddingText(row.text) }));
+  }
+
+  async save(siteId: string, model: string, vectors: readonly { chunkId: number; vector: Float32Array }[], now = new Date()): Promise<number> {
+    let saved = 0;
+    for (let start = 0; start < vectors.length; start += SAVE_BATCH) {
+      const slice = vectors.slice(start, start + SAVE_BATCH);
+      const values = sql.join(
+        slice.map(({ chunkId, vector }) => sql`(${chunkId}::bigint, ${arrayLiteral(vector)}::real[])`),
+        sql`, `,
+      );
+      // A chunk deleted since it was read has no row to join: its vector is not written.
+      const result = await this.db.execute(sql`
+        insert into ${knowledgeEmbeddings} (chunk_id, site_id, model, vector, created_at)
+        select c.id, c.site_id, ${model}, v.vector, ${now.toISOString()}::timestamptz
+          from (values ${values}) as v (chunk_id, vector)
+          join ${knowledgeChunks} c on c.id = v.chunk_id and c.site_id = ${siteId}
+        on conflict (chunk_id) do update set model = excluded.model, vector = excluded.vector, created_at = excluded.created_at`);
+      saved += result.rowCount ?? 0;
+    }
+    return saved;
+  }
+
+  async sitesMissing(model: string): Promise<string[]> {
+    const { rows } = await this.db.execute<{ siteId: string }>(sql`
+      select distinct c.site_id as "siteId"
+        from ${knowledgeChunks} c
+        join ${knowledgeFiles} f on f.id = c.file_id
+        left join ${knowledgeEmbeddings} e on e.chunk_id = c.id and e.model = ${model}
+       where f.status = 'indexed' and e.chunk_id is null`);
+    return rows.map((row) => row.siteId);
+  }
+
+  async nearest(siteId: string, model: string, vector: Float32Array, options: { limit: number; fileIds?: readonly string[] }): Promise<Passage[]> {
+    const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
+    const { rows } = await this.db.execute<{ fileId: string; fileName: string; text: string; ordinal: number; similarity: number }>(sql`
+      with scored as materialized (
+        select e.chunk_id, cosine_similarity(e.vector, ${arrayLiteral(vector)}::real[]) as similarity
+          from ${knowledgeEmbeddings} e
+         where e.site_id = ${siteId} and e.model = ${model}
+      )
+      select c.file_id as "fileId", ${knowledgeFiles.name} as "fileName", c.text, c.ordinal, scored.similarity
+        from scored
+        join ${knowledgeChunks} c on c.id = scored.chunk_id
+        join ${knowledgeFiles} on ${knowledgeFiles.id} = c.file_id
+       where ${knowledgeFiles.status} = 'indexed' ${fileFilter}
+       order by scored.similarity desc, scored.chunk_id
+       limit ${options.limit}`);
+    return rows.map((row) => toPassage(row, Number(row.similarity)));
+  }
+}
