@@ -63,7 +63,7 @@ export async function startFakeEmbeddings({ models = ['nomic-embed-text:latest']
   const server = http.createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
-    let json = {};
+    let json;
     try {
       json = body ? JSON.parse(body) : {};
     } catch {

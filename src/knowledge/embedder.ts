@@ -153,7 +153,7 @@ export class OllamaEmbedder {
         // A server error may pass; a refused request (400: an input it cannot take) will not,
         // so it spends the job's attempts rather than waiting for ever.
         if (error.status_code >= 500) throw new EmbedderUnavailableError(`Ollama answered ${error.status_code}: ${error.error}`, 'failed');
-        throw new Error(`Ollama refused the embedding request (${error.status_code}): ${error.error}`);
+        throw new Error(`Ollama refused the embedding request (${error.status_code}): ${error.error}`, { cause: error });
       }
       // undici reports refused connections and resets as TypeErrors.
       const cause = (error as { cause?: { code?: string } }).cause?.code;
