@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { startFakeEmbeddings, type FakeEmbeddings } from '../bench/fake-embeddings.mjs';
-import type { Config } from '../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { fuseRankings } from '../src/knowledge/hybrid.js';
 import { SQLITE_ONLY, buildTestApp, startApp, startService, tempDataDir, waitFor, type TestApp } from './helpers/app.js';
@@ -106,6 +106,17 @@ async function rowsOf(app: TestApp['app'], query: string): Promise<Record<string
 const vectorCount = (ctx: TestApp, model = MODEL) => ctx.count('select count(*) as n from knowledge_embeddings where model = ?', model);
 const chunkCount = (ctx: TestApp) => ctx.count('select count(*) as n from knowledge_chunks');
 const embedInputs = (fake: FakeEmbeddings, from = 0) => fake.calls.slice(from).flatMap((call) => call.input);
+
+t.test('OLLAMA_EMBED_MODEL: unset is off, a model name is taken, anything else stops the start naming it', async (t) => {
+  t.equal(loadConfig({}).ollamaEmbedModel, null);
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: '  ' }).ollamaEmbedModel, null);
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: ' nomic-embed-text ' }).ollamaEmbedModel, 'nomic-embed-text');
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: 'library/bge-m3:567m' }).ollamaEmbedModel, 'library/bge-m3:567m');
+  for (const bad of ['nomic embed', '$(rm -rf)', ':latest', 'x'.repeat(201)]) {
+    t.throws(() => loadConfig({ OLLAMA_EMBED_MODEL: bad }), { name: 'ConfigError', message: /OLLAMA_EMBED_MODEL/ }, bad.slice(0, 20));
+  }
+  t.ok(new ConfigError('OLLAMA_EMBED_MODEL', 'x') instanceof Error);
+});
 
 t.test('reciprocal rank fusion: sums 1/(60 + rank), higher is better, a passage of one list only comes through', async (t) => {
   const passage = (fileId: string, ordinal: number) => ({ fileId, fileName: `${fileId}.md`, text: `${fileId} ${ordinal}`, score: 0, ordinal });
