@@ -114,11 +114,11 @@ export interface OpenOptions {
 /** The file a SQLite database of DATA_DIR `dataDir` lives in: `file` when DATABASE_URL names one. */
 export const databaseFile = (dataDir: string, file?: string | null) => file ?? path.join(dataDir, DATABASE_FILE);
 
-/** Cosine distance of two packed float32 vectors, as sqlite-vec's vec_distance_cosine computes it. */
-function cosineDistance(a: Buffer, b: Buffer): number {
-  if (a.byteLength !== b.byteLength || a.byteLength % 4 !== 0) throw new Error('vector dimensions differ');
-  const x = new Float32Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
-  const y = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+/** Cosine distance of two int8 vectors, as sqlite-vec's vec_distance_cosine(vec_int8(a), vec_int8(b)) computes it. */
+function int8CosineDistance(a: Buffer, b: Buffer): number {
+  if (a.byteLength !== b.byteLength) throw new Error('vector dimensions differ');
+  const x = new Int8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Int8Array(b.buffer, b.byteOffset, b.byteLength);
   let dot = 0;
   let nx = 0;
   let ny = 0;
@@ -131,15 +131,18 @@ function cosineDistance(a: Buffer, b: Buffer): number {
 }
 
 /**
- * sqlite-vec (knowledge search's vector side, vec_distance_cosine over BLOB vectors). Where its
- * prebuilt library cannot load (a platform it does not ship for), the same function in
- * JavaScript stands in: slower, same answers, and the service still starts.
+ * sqlite-vec (knowledge search's vector side: vec_distance_cosine over int8 vectors). Where its
+ * prebuilt library cannot load (a platform it does not ship for), the same functions in
+ * JavaScript stand in, for the int8 vectors the service stores: slower, same answers, and the
+ * service still starts.
  */
 function loadVectorFunctions(sqlite: Database.Database): void {
   try {
     sqliteVec.load(sqlite);
   } catch {
-    sqlite.function('vec_distance_cosine', { deterministic: true }, (a, b) => cosineDistance(a as Buffer, b as Buffer));
+    // vec_int8 only marks a BLOB as int8 for sqlite-vec; here it is the BLOB itself.
+    sqlite.function('vec_int8', { deterministic: true }, (blob) => blob);
+    sqlite.function('vec_distance_cosine', { deterministic: true }, (a, b) => int8CosineDistance(a as Buffer, b as Buffer));
   }
 }
 

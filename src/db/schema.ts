@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
+import { fromInt8Blob, toInt8Blob } from './vectors.js';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
@@ -158,15 +159,15 @@ export const knowledgeChunks = sqliteTable(
   (t) => [index('knowledge_chunks_file_idx').on(t.fileId), index('knowledge_chunks_site_idx').on(t.siteId)],
 );
 
-/** A vector of 32-bit floats as the BLOB sqlite-vec reads (little-endian, packed). */
-const float32Vector = customType<{ data: Float32Array; driverData: Buffer }>({
+/** A vector, stored as the int8 BLOB sqlite-vec reads with vec_int8() (vectors.ts says why). */
+const embeddingVector = customType<{ data: Float32Array; driverData: Buffer }>({
   dataType: () => 'blob',
-  toDriver: (value) => Buffer.from(value.buffer, value.byteOffset, value.byteLength),
-  fromDriver: (value) => new Float32Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength)),
+  toDriver: toInt8Blob,
+  fromDriver: fromInt8Blob,
 });
 
 /**
- * A chunk's embedding (OLLAMA_EMBED_MODEL), scaled to length 1; `model` says which model made
+ * A chunk's embedding (OLLAMA_EMBED_MODEL), its direction in int8; `model` says which model made
  * it, so a changed model re-embeds the chunks whose vector is another's. Goes with its chunk.
  */
 export const knowledgeEmbeddings = sqliteTable(
@@ -177,7 +178,7 @@ export const knowledgeEmbeddings = sqliteTable(
       .references(() => knowledgeChunks.id, { onDelete: 'cascade' }),
     siteId: text('site_id').notNull(),
     model: text('model').notNull(),
-    vector: float32Vector('vector').notNull(),
+    vector: embeddingVector('vector').notNull(),
     createdAt: timestamp('created_at').notNull(),
   },
   // A table-level key: SQLite's integer column key would be optional on insert, PostgreSQL's not.

@@ -1,15 +1,14 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/schema.js';
+import { toInt8Blob } from '../db/vectors.js';
 import { embeddingText, type ChunkToEmbed, type EmbeddingStore } from './hybrid.js';
 import { toPassage, type Passage } from './search.js';
 
-const packed = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-
 /**
- * Chunk vectors on SQLite: BLOBs of float32 in knowledge_embeddings, one per chunk (its rowid
- * is the key; deleting a chunk, so a file or a re-indexing, deletes its vector by foreign key),
- * ranked with sqlite-vec's vec_distance_cosine. A vec0 table would fix the dimension at its
+ * Chunk vectors on SQLite: int8 BLOBs in knowledge_embeddings (src/db/vectors.ts), one per
+ * chunk (its rowid is the key; deleting a chunk, so a file or a re-indexing, deletes its vector
+ * by foreign key), ranked with sqlite-vec's vec_distance_cosine. A vec0 table would fix the dimension at its
  * creation; a model change would then need a new table, while rows here just record their model.
  * The twin of PgChunkEmbeddings (pg-embeddings.ts).
  */
@@ -35,7 +34,7 @@ export class ChunkEmbeddings implements EmbeddingStore {
       for (const { chunkId, vector } of vectors) {
         saved += tx.run(sql`
           insert into ${knowledgeEmbeddings} (chunk_id, site_id, model, vector, created_at)
-          select id, site_id, ${model}, ${packed(vector)}, ${now.getTime()} from ${knowledgeChunks} where id = ${chunkId} and site_id = ${siteId}
+          select id, site_id, ${model}, ${toInt8Blob(vector)}, ${now.getTime()} from ${knowledgeChunks} where id = ${chunkId} and site_id = ${siteId}
           on conflict (chunk_id) do update set model = excluded.model, vector = excluded.vector, created_at = excluded.created_at`).changes;
       }
       return saved;
@@ -59,7 +58,7 @@ export class ChunkEmbeddings implements EmbeddingStore {
     // chunks they belong to: files being indexed are left out, as in lexical search.
     const rows = this.db.all<{ fileId: string; fileName: string; text: string; ordinal: number; distance: number }>(sql`
       with scored as (
-        select chunk_id, vec_distance_cosine(vector, ${packed(vector)}) as distance
+        select chunk_id, vec_distance_cosine(vec_int8(vector), vec_int8(${toInt8Blob(vector)})) as distance
           from ${knowledgeEmbeddings}
          where site_id = ${siteId} and model = ${model}
       )
