@@ -53,22 +53,26 @@ export class ChunkEmbeddings implements EmbeddingStore {
   }
 
   nearest(siteId: string, model: string, vector: Float32Array, options: { limit: number; fileIds?: readonly string[] }): Passage[] {
-    const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
-    // Distances of the site's vectors of this model first (one pass over its rows), then the
-    // chunks they belong to: files being indexed are left out, as in lexical search.
+    // Chosen files narrow the scan through the chunks' file index (ids only, no chunk text).
+    const fileFilter = options.fileIds ? sql`and chunk_id in (select ${knowledgeChunks.id} from ${knowledgeChunks} where ${inArray(knowledgeChunks.fileId, [...options.fileIds])})` : sql``;
+    // The closest vectors first, over the embeddings alone (one pass over the site's rows of this
+    // model); only those few are joined to their chunks, whose text would otherwise be read for
+    // every vector. Files being indexed are left out, as in lexical search (they have no vectors
+    // but while a file is indexed again: the vector side then offers fewer candidates).
     const rows = this.db.all<{ fileId: string; fileName: string; text: string; ordinal: number; distance: number }>(sql`
       with scored as (
         select chunk_id, vec_distance_cosine(vec_int8(vector), vec_int8(${toInt8Blob(vector)})) as distance
           from ${knowledgeEmbeddings}
-         where site_id = ${siteId} and model = ${model}
+         where site_id = ${siteId} and model = ${model} ${fileFilter}
+         order by distance, chunk_id
+         limit ${options.limit}
       )
       select c.file_id as fileId, ${knowledgeFiles.name} as fileName, c.text as text, c.ordinal as ordinal, scored.distance as distance
         from scored
         join ${knowledgeChunks} c on c.id = scored.chunk_id
         join ${knowledgeFiles} on ${knowledgeFiles.id} = c.file_id
-       where ${knowledgeFiles.status} = 'indexed' ${fileFilter}
-       order by scored.distance, scored.chunk_id
-       limit ${options.limit}`);
+       where ${knowledgeFiles.status} = 'indexed'
+       order by scored.distance, scored.chunk_id`);
     return rows.map((row) => toPassage(row, 1 - row.distance));
   }
 }

@@ -62,20 +62,25 @@ export class PgChunkEmbeddings implements EmbeddingStore {
   }
 
   async nearest(siteId: string, model: string, vector: Float32Array, options: { limit: number; fileIds?: readonly string[] }): Promise<Passage[]> {
-    const fileFilter = options.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...options.fileIds])}` : sql``;
+    // As on SQLite: chosen files narrow the scan by the chunks' file index; the closest vectors
+    // are found over the embeddings alone, and only they are joined to their chunks.
+    const fileFilter = options.fileIds
+      ? sql`and e.chunk_id in (select ${knowledgeChunks.id} from ${knowledgeChunks} where ${inArray(knowledgeChunks.fileId, [...options.fileIds])})`
+      : sql``;
     const { rows } = await this.db.execute<{ fileId: string; fileName: string; text: string; ordinal: number; similarity: number }>(sql`
       with scored as materialized (
         select e.chunk_id, cosine_similarity(e.vector, ${arrayLiteral(vector)}::real[]) as similarity
           from ${knowledgeEmbeddings} e
-         where e.site_id = ${siteId} and e.model = ${model}
+         where e.site_id = ${siteId} and e.model = ${model} ${fileFilter}
+         order by similarity desc nulls last, e.chunk_id
+         limit ${options.limit}
       )
       select c.file_id as "fileId", ${knowledgeFiles.name} as "fileName", c.text, c.ordinal, scored.similarity
         from scored
         join ${knowledgeChunks} c on c.id = scored.chunk_id
         join ${knowledgeFiles} on ${knowledgeFiles.id} = c.file_id
-       where ${knowledgeFiles.status} = 'indexed' ${fileFilter}
-       order by scored.similarity desc, scored.chunk_id
-       limit ${options.limit}`);
+       where ${knowledgeFiles.status} = 'indexed'
+       order by scored.similarity desc, scored.chunk_id`);
     return rows.map((row) => toPassage(row, Number(row.similarity)));
   }
 }
