@@ -7,14 +7,24 @@ import { toPassage, type Passage } from './search.js';
 /** A vector as a PostgreSQL array literal, bound as one text parameter (a JS array would become a list of parameters). */
 const arrayLiteral = (vector: Float32Array) => `{${Array.from(vector).join(',')}}`;
 
+/** The signs of a vector as sign_bits() writes them (1 where positive), for the Hamming ranking. */
+const signBits = (vector: Float32Array) => Array.from(vector, (value) => (value > 0 ? '1' : '0')).join('');
+
+/**
+ * Vectors whose exact cosine is computed per result wanted: the closest by Hamming distance of
+ * their signs. Sign bits keep most of a dense embedding's neighbourhood (binary quantization);
+ * four times the results wanted, re-ranked exactly, keeps the closest ones among them.
+ */
+const SIGN_CANDIDATES_PER_RESULT = 4;
+
 /** Rows per insert statement (5 parameters each, a vector of ~768 floats among them). */
 const SAVE_BATCH = 100;
 
 /**
  * The PostgreSQL twin of ChunkEmbeddings (embeddings.ts): vectors as `real[]` in
- * knowledge_embeddings (pgvector is not assumed to be installed), ranked by cosine similarity
- * computed in SQL (`cosine_similarity`, migration 0007): every vector of the site and model is
- * read per search, as sqlite-vec's scan does on SQLite.
+ * knowledge_embeddings (pgvector is not assumed to be installed) with the signs of each in a
+ * generated bit string (`sign_bits`, migration 0007), ranked by cosine similarity computed in
+ * SQL (see nearest()).
  */
 export class PgChunkEmbeddings implements EmbeddingStore {
   constructor(private readonly db: PgExecutor) {}
@@ -62,17 +72,26 @@ export class PgChunkEmbeddings implements EmbeddingStore {
   }
 
   async nearest(siteId: string, model: string, vector: Float32Array, options: { limit: number; fileIds?: readonly string[] }): Promise<Passage[]> {
-    // As on SQLite: chosen files narrow the scan by the chunks' file index; the closest vectors
-    // are found over the embeddings alone, and only they are joined to their chunks.
+    // As on SQLite: chosen files narrow the scan by the chunks' file index, and only the closest
+    // vectors are joined to their chunks.
     const fileFilter = options.fileIds
       ? sql`and e.chunk_id in (select ${knowledgeChunks.id} from ${knowledgeChunks} where ${inArray(knowledgeChunks.fileId, [...options.fileIds])})`
       : sql``;
+    // Two steps: every vector of the site and model ranked by the Hamming distance of its signs
+    // to the query's (C functions over 96 bytes each: milliseconds), then the exact cosine of the
+    // closest few, a dot product in SQL (vectors are stored at length 1; this query's too).
     const { rows } = await this.db.execute<{ fileId: string; fileName: string; text: string; ordinal: number; similarity: number }>(sql`
-      with scored as materialized (
-        select e.chunk_id, cosine_similarity(e.vector, ${arrayLiteral(vector)}::real[]) as similarity
+      with candidates as materialized (
+        select e.chunk_id, e.vector
           from ${knowledgeEmbeddings} e
          where e.site_id = ${siteId} and e.model = ${model} ${fileFilter}
-         order by similarity desc nulls last, e.chunk_id
+         order by bit_count(e.sign_bits # ${signBits(vector)}::varbit), e.chunk_id
+         limit ${options.limit * SIGN_CANDIDATES_PER_RESULT}
+      ),
+      scored as materialized (
+        select chunk_id, (select sum(x::float8 * y) from unnest(vector, ${arrayLiteral(vector)}::real[]) as t (x, y)) as similarity
+          from candidates
+         order by similarity desc nulls last, chunk_id
          limit ${options.limit}
       )
       select c.file_id as "fileId", ${knowledgeFiles.name} as "fileName", c.text, c.ordinal, scored.similarity
