@@ -33,6 +33,12 @@ const TEXT_BYTES = 5 * 1024 * 1024;
 const IDLE_SECONDS = 6;
 const GET_CONNECTIONS = 10;
 
+// --hybrid (npm run bench:knowledge:hybrid): lexical beside hybrid retrieval instead (knowledge-hybrid.mjs); it exits when done.
+if (process.argv.includes('--hybrid')) {
+  const { hybridBench } = await import('./knowledge-hybrid.mjs');
+  await hybridBench();
+}
+
 await runBench('bench/knowledge', async () => {
   const dataDir = tempDir();
   const workDir = tempDir('blog-bench-files-');

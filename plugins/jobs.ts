@@ -7,6 +7,7 @@ import { PostWriter } from '../src/generation/writer.js';
 import { JobLoop, type Clock, type JobHandler, type JobLoopOptions } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
+import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
 import { PgPostStore } from '../src/posts/pg-store.js';
 import { PostService } from '../src/posts/service.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
@@ -51,8 +52,9 @@ export default fp(
       random: opts.random,
       log: app.log,
     };
-    // Webhook deliveries run in their own loop (plugins/webhooks.ts): never behind a generation, nor in its slots.
-    const scope = { except: [WEBHOOK_DELIVERY] };
+    // Webhook deliveries and embeddings run in loops of their own (plugins/webhooks.ts,
+    // plugins/embeddings.ts): never behind a generation, nor in its slots.
+    const scope = { except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING] };
     const grounding = { knowledge: app.knowledge, generator: app.generator };
     let loop: JobLoop<Executor> | JobLoop<PgExecutor>;
     let queue: JobQueue | PgJobQueue;

@@ -7,6 +7,10 @@ import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
 import { KnowledgeService } from '../src/knowledge/service.js';
 import { createObjectStore, describeStore, type ObjectStore } from '../src/knowledge/storage.js';
 import { SiteStorageUsage } from '../src/knowledge/usage.js';
+import { OllamaEmbedder } from '../src/knowledge/embedder.js';
+import { ChunkEmbeddings } from '../src/knowledge/embeddings.js';
+import { VectorRetriever, type EmbeddingStore } from '../src/knowledge/hybrid.js';
+import { PgChunkEmbeddings } from '../src/knowledge/pg-embeddings.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +25,8 @@ declare module 'fastify' {
     indexer: KnowledgeIndexer;
     /** Where knowledge files are stored (STORAGE_URL): local disk or an S3-compatible bucket. */
     objectStore: ObjectStore;
+    /** Chunk vectors and the vector side of search, when OLLAMA_EMBED_MODEL names a model; null otherwise. */
+    vectors: { store: EmbeddingStore; retriever: VectorRetriever } | null;
   }
 }
 
@@ -29,6 +35,27 @@ export interface KnowledgePluginOptions {
   chunkSource?: ChunkSource;
   /** Lanes and backoff of the indexer (tests shorten them). */
   indexer?: Pick<IndexerOptions, 'concurrency' | 'smallFileBytes' | 'retryBaseMs' | 'retryMaxMs'>;
+  /** Timings of the embedding model's checks and of search's fallback to lexical (tests shorten them). */
+  embeddings?: KnowledgeEmbeddingOptions;
+}
+
+export interface KnowledgeEmbeddingOptions {
+  /** How long the model list is trusted (30 s). */
+  checkTtlMs?: number;
+  /** Budget of a query's embedding (2 s). */
+  queryTimeoutMs?: number;
+  /** How long search stays lexical after a query could not be embedded (5 s). */
+  retryAfterMs?: number;
+}
+
+/** The vector store of the database in use, and the retriever over it, when an embedding model is configured. */
+function vectorsOf(app: FastifyInstance, options: KnowledgeEmbeddingOptions = {}) {
+  const model = app.config.ollamaEmbedModel;
+  if (!model) return null;
+  const embedder = new OllamaEmbedder({ host: app.config.ollamaHost, model, checkTtlMs: options.checkTtlMs, queryTimeoutMs: options.queryTimeoutMs });
+  const { backend } = app;
+  const store = backend.kind === 'sqlite' ? new ChunkEmbeddings(backend.sqlite.db) : new PgChunkEmbeddings(backend.postgres.db);
+  return { store, retriever: new VectorRetriever(embedder, store, { retryAfterMs: options.retryAfterMs, log: app.log }) };
 }
 
 /** The files store and storage tally of the database in use, SQLite's or PostgreSQL's twin. */
@@ -54,7 +81,9 @@ export default fp(
     app.decorate('objectStore', store);
     app.decorate<KnowledgeFiles | PgKnowledgeFiles>('knowledgeFiles', files);
     app.decorate('indexer', indexer);
-    app.decorate('knowledge', new KnowledgeService(files, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage }));
+    const vectors = vectorsOf(app, opts.embeddings);
+    app.decorate('vectors', vectors);
+    app.decorate('knowledge', new KnowledgeService(files, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage, vectors: vectors?.retriever }));
     app.addHook('onReady', async () => {
       // A bucket that is missing or refused stops the start here, before the server listens.
       await store.open();

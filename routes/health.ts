@@ -29,6 +29,13 @@ const Readiness = Type.Object({
     active: Type.String(),
     ollama: Type.Object({ host: Type.String(), model: Type.String(), reachable: Type.Boolean(), modelAvailable: Type.Boolean() }),
   }),
+  retrieval: Type.Object(
+    {
+      mode: Type.Union([Type.Literal('lexical'), Type.Literal('hybrid')]),
+      model: Type.Optional(Type.String({ description: 'The embedding model configured (OLLAMA_EMBED_MODEL)' })),
+    },
+    { description: 'Knowledge search: `hybrid` (BM25 fused with embeddings) while Ollama serves the embedding model, `lexical` (BM25) otherwise' },
+  ),
 });
 
 export default async function healthRoutes(fastify: FastifyInstance) {

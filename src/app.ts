@@ -11,7 +11,8 @@ import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
 import errorsPlugin, { clientErrorHandler, describe, requestIdFor, sendError } from '../plugins/errors.js';
 import generatorPlugin from '../plugins/generator.js';
 import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
-import knowledgePlugin, { type KnowledgePluginOptions } from '../plugins/knowledge.js';
+import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
+import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
@@ -41,6 +42,8 @@ export interface AppOptions {
   chunkSource?: KnowledgePluginOptions['chunkSource'];
   /** Lanes and backoff of the knowledge indexer (tests). */
   indexer?: KnowledgePluginOptions['indexer'];
+  /** The embedding loop and the vector side of search, when OLLAMA_EMBED_MODEL is set (tests); clock and start follow `jobs` unless set here. */
+  embeddings?: EmbeddingsPluginOptions & KnowledgeEmbeddingOptions;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -142,10 +145,11 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(sitesPlugin);
   await app.register(authPlugin);
   await app.register(postsPlugin);
-  await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer });
+  await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer, embeddings: opts.embeddings });
   await app.register(generatorPlugin, { generator: opts.generator });
   await app.register(jobsPlugin, opts.jobs ?? {});
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
+  await app.register(embeddingsPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.embeddings });
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).
   await app.register(rateLimitPlugin);

@@ -34,6 +34,8 @@ export interface Config {
   generator: GeneratorMode;
   ollamaHost: string;
   ollamaModel: string;
+  /** Embedding model for meaning-based retrieval (OLLAMA_EMBED_MODEL); null: search is lexical only. */
+  ollamaEmbedModel: string | null;
   generationTimeoutMs: number;
   jobPollMs: number;
   jobConcurrency: number;
@@ -107,6 +109,15 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
   throw new ConfigError(name, `expected true or false, got "${raw}"`);
+}
+
+/** An Ollama model name (`nomic-embed-text`, `library/bge-m3:567m`), or null when unset. */
+function readModelName(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const value = raw.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9._\-/:]{0,199}$/.test(value)) throw new ConfigError(name, `expected a model name such as nomic-embed-text, got "${raw}"`);
+  return value;
 }
 
 function readUrl(env: Env, name: string, fallback: string): string {
@@ -216,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     generator: readEnum<GeneratorMode>(env, 'GENERATOR', 'auto', ['auto', 'ollama', 'builtin']),
     ollamaHost: readUrl(env, 'OLLAMA_HOST', 'http://127.0.0.1:11434'),
     ollamaModel: readString(env, 'OLLAMA_MODEL', 'llama3.2'),
+    ollamaEmbedModel: readModelName(env, 'OLLAMA_EMBED_MODEL'),
     generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
     jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
     jobConcurrency: readInt(env, 'JOB_CONCURRENCY', 2, 1, 64),

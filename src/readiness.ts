@@ -1,6 +1,7 @@
 import type { DatabaseLocation } from './db/backend.js';
 import type { AppGenerator, GeneratorStatus } from './generation/service.js';
 import type { JobLoopState, JobLoopStatus } from './jobs/loop.js';
+import type { RetrievalMode } from './knowledge/hybrid.js';
 import type { IndexerStatus } from './knowledge/indexer.js';
 import type { ObjectStore, StoreDescription } from './knowledge/storage.js';
 
@@ -23,6 +24,14 @@ export interface Readiness {
   /** Knowledge indexing: `waiting` while it cannot write its chunks. */
   indexing: 'ok' | 'waiting';
   generator: GeneratorStatus;
+  /** Knowledge search: `hybrid` while the embedding model (named) serves, `lexical` otherwise. */
+  retrieval: RetrievalStatus;
+}
+
+export interface RetrievalStatus {
+  mode: RetrievalMode;
+  /** The embedding model configured (OLLAMA_EMBED_MODEL); absent when none is. */
+  model?: string;
 }
 
 /** A database that takes longer to answer `select 1` is reported unavailable (a load balancer's check must not hang). */
@@ -48,6 +57,7 @@ export class ReadinessService {
   private jobs: (() => JobLoopStatus) | null = null;
   private indexer: (() => IndexerStatus) | null = null;
   private store: Pick<ObjectStore, 'description' | 'reachable'> | null = null;
+  private retrieval: () => Promise<RetrievalStatus> = async () => ({ mode: 'lexical' });
   private storageFullAt = -Infinity;
 
   constructor(
@@ -68,6 +78,11 @@ export class ReadinessService {
   /** The store of knowledge files, whose reachability is reported. */
   watchStore(store: Pick<ObjectStore, 'description' | 'reachable'>): void {
     this.store = store;
+  }
+
+  /** What knowledge search uses (no hosts: the embedding model's name at most). */
+  watchRetrieval(status: () => Promise<RetrievalStatus>): void {
+    this.retrieval = status;
   }
 
   /** A request found the disk full. */
@@ -99,6 +114,7 @@ export class ReadinessService {
       jobs: jobsState,
       indexing: indexer?.waiting ? 'waiting' : 'ok',
       generator: await this.generator.status(),
+      retrieval: await this.retrieval(),
     };
   }
 }

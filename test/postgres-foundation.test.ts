@@ -28,8 +28,8 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type TablesOf<M> = { [K in keyof M as M[K] extends Table ? K : never]: M[K] };
 type Selected<M> = { [K in keyof TablesOf<M>]: TablesOf<M>[K] extends { $inferSelect: infer R } ? R : never };
 type Inserted<M> = { [K in keyof TablesOf<M>]: TablesOf<M>[K] extends { $inferInsert: infer R } ? R : never };
-/** Columns PostgreSQL has and SQLite does not: knowledge_chunks' search document. */
-type PgOnly = 'searchVector';
+/** Columns PostgreSQL has and SQLite does not: knowledge_chunks' search document, knowledge_embeddings' sign bits. */
+type PgOnly = 'searchVector' | 'signBits';
 type Compare<A, B> = {
   [K in keyof A | keyof B]: K extends keyof A ? (K extends keyof B ? Same<A[K], Omit<B[K], PgOnly>> : 'no such table in PostgreSQL') : 'no such table in SQLite';
 };
@@ -125,6 +125,10 @@ function definePostgresTests() {
         t.equal(pgTableConfig(pgTable as PgTable).indexes.find((index) => index.config.name === 'knowledge_chunks_search_idx')?.config.method, 'gin');
         delete actual.columns.searchVector;
         actual.indexes = actual.indexes.filter((index) => index.name !== 'knowledge_chunks_search_idx');
+      }
+      if (tableName === 'knowledge_embeddings') {
+        t.match(actual.columns.signBits, { name: 'sign_bits', notNull: true }, 'PostgreSQL alone has the sign bits of the vectors');
+        delete actual.columns.signBits;
       }
       t.same(actual, expected, tableName);
     }

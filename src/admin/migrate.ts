@@ -58,8 +58,13 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.idempotencyKeys, pg: pg.idempotencyKeys, key: ['siteId', 'key'] },
 ];
 
-/** SQLite tables that are derived or bookkeeping: nothing to copy (see COPIED_TABLES). */
-export const SKIPPED_SQLITE_TABLES = /^(knowledge_fts(_.*)?|__drizzle_migrations|sqlite_.*)$/;
+/**
+ * SQLite tables that are derived or bookkeeping: nothing to copy (see COPIED_TABLES). Chunk
+ * embeddings are derived too: the first start on PostgreSQL with OLLAMA_EMBED_MODEL queues
+ * their making again (their chunks keep their ids, but vectors are cheap to remake and would
+ * make the copy many times larger).
+ */
+export const SKIPPED_SQLITE_TABLES = /^(knowledge_fts(_.*)?|knowledge_embeddings|__drizzle_migrations|sqlite_.*)$/;
 
 /** How much is read, written and uploaded at a time (tests make them small). */
 export interface MigrationBatches {

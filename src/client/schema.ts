@@ -153,8 +153,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Search the knowledge base (BM25)
-         * @description The best passages for a plain-text query (never query syntax), optionally within some files.
+         * Search the knowledge base (BM25, fused with embeddings when a model is configured)
+         * @description The best passages for a plain-text query (never query syntax), optionally within some files. `mode` says whether this search was lexical (BM25) or hybrid (BM25 and embedding similarity, fused by reciprocal rank).
          */
         get: operations["searchKnowledge"];
         put?: never;
@@ -516,6 +516,12 @@ export interface operations {
                                 modelAvailable: boolean;
                             };
                         };
+                        /** @description Knowledge search: `hybrid` (BM25 fused with embeddings) while Ollama serves the embedding model, `lexical` (BM25) otherwise */
+                        retrieval: {
+                            mode: "lexical" | "hybrid";
+                            /** @description The embedding model configured (OLLAMA_EMBED_MODEL) */
+                            model?: string;
+                        };
                     };
                 };
             };
@@ -590,6 +596,12 @@ export interface operations {
                                 reachable: boolean;
                                 modelAvailable: boolean;
                             };
+                        };
+                        /** @description Knowledge search: `hybrid` (BM25 fused with embeddings) while Ollama serves the embedding model, `lexical` (BM25) otherwise */
+                        retrieval: {
+                            mode: "lexical" | "hybrid";
+                            /** @description The embedding model configured (OLLAMA_EMBED_MODEL) */
+                            model?: string;
                         };
                     };
                 };
@@ -1833,6 +1845,11 @@ export interface operations {
                         success: true;
                         data: {
                             query: string;
+                            /**
+                             * @description What this search used: `lexical` (BM25) or `hybrid` (BM25 and embedding similarity fused by reciprocal rank; scores are then fused ranks, higher is better)
+                             * @enum {string}
+                             */
+                            mode: "lexical" | "hybrid";
                             results: {
                                 fileId: string;
                                 fileName: string;

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { foldText, slugify } from '../text/slug.js';
@@ -113,6 +114,38 @@ export interface OpenOptions {
 /** The file a SQLite database of DATA_DIR `dataDir` lives in: `file` when DATABASE_URL names one. */
 export const databaseFile = (dataDir: string, file?: string | null) => file ?? path.join(dataDir, DATABASE_FILE);
 
+/** Cosine distance of two int8 vectors, as sqlite-vec's vec_distance_cosine(vec_int8(a), vec_int8(b)) computes it. */
+function int8CosineDistance(a: Buffer, b: Buffer): number {
+  if (a.byteLength !== b.byteLength) throw new Error('vector dimensions differ');
+  const x = new Int8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Int8Array(b.buffer, b.byteOffset, b.byteLength);
+  let dot = 0;
+  let nx = 0;
+  let ny = 0;
+  for (let i = 0; i < x.length; i++) {
+    dot += x[i]! * y[i]!;
+    nx += x[i]! * x[i]!;
+    ny += y[i]! * y[i]!;
+  }
+  return 1 - dot / (Math.sqrt(nx) * Math.sqrt(ny) || 1);
+}
+
+/**
+ * sqlite-vec (knowledge search's vector side: vec_distance_cosine over int8 vectors). Where its
+ * prebuilt library cannot load (a platform it does not ship for), the same functions in
+ * JavaScript stand in, for the int8 vectors the service stores: slower, same answers, and the
+ * service still starts.
+ */
+function loadVectorFunctions(sqlite: Database.Database): void {
+  try {
+    sqliteVec.load(sqlite);
+  } catch {
+    // vec_int8 only marks a BLOB as int8 for sqlite-vec; here it is the BLOB itself.
+    sqlite.function('vec_int8', { deterministic: true }, (blob) => blob);
+    sqlite.function('vec_distance_cosine', { deterministic: true }, (a, b) => int8CosineDistance(a as Buffer, b as Buffer));
+  }
+}
+
 /** Opens (creating if needed) DATA_DIR/blog.db (or `file`) in WAL mode and applies pending migrations. */
 export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = null }: OpenOptions = {}): DbHandle {
   const location = databaseFile(dataDir, file);
@@ -126,6 +159,7 @@ export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = nul
   // case and accents (`cafe` finds "Café").
   sqlite.function('slugify', { deterministic: true }, (text) => (text === null ? null : slugify(String(text))));
   sqlite.function('fold', { deterministic: true }, (text) => (text === null ? null : foldText(String(text))));
+  loadVectorFunctions(sqlite);
   const db = drizzle(sqlite, { schema });
   migrate(db, { migrationsFolder: migrationsFolder() });
   sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

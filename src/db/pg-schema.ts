@@ -198,6 +198,38 @@ export const knowledgeChunks = pgTable(
   ],
 );
 
+/** A bit string (read as PostgreSQL prints it; written by the database only). */
+const varbit = customType<{ data: string }>({
+  dataType: () => 'varbit',
+});
+
+/** A vector of 32-bit floats: `real[]` (pgvector is not assumed; cosine is computed in SQL). */
+const float32Vector = customType<{ data: Float32Array; driverData: number[] }>({
+  dataType: () => 'real[]',
+  toDriver: (value) => Array.from(value),
+  fromDriver: (value) => Float32Array.from(value),
+});
+
+/** The twin of schema.ts' knowledge_embeddings. */
+export const knowledgeEmbeddings = pgTable(
+  'knowledge_embeddings',
+  {
+    chunkId: bigint('chunk_id', { mode: 'number' })
+      .notNull()
+      .references(() => knowledgeChunks.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    model: text('model').notNull(),
+    vector: float32Vector('vector').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    /** PostgreSQL only: the signs of the vector, which search ranks all vectors by first (sign_bits, migration 0007). */
+    signBits: varbit('sign_bits')
+      .notNull()
+      .generatedAlwaysAs((): SQL => sql`sign_bits("vector")`),
+  },
+  // A table-level key: SQLite's integer column key would be optional on insert, PostgreSQL's not.
+  (t) => [primaryKey({ columns: [t.chunkId] }), index('knowledge_embeddings_site_model_idx').on(t.siteId, t.model)],
+);
+
 export const jobs = pgTable(
   'jobs',
   {

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
+import { fromInt8Blob, toInt8Blob } from './vectors.js';
 
 // Times are stored as epoch milliseconds so they sort and compare as integers and keep ms.
 const timestamp = (name: string) => integer(name, { mode: 'timestamp_ms' });
@@ -156,6 +157,32 @@ export const knowledgeChunks = sqliteTable(
     text: text('text').notNull(),
   },
   (t) => [index('knowledge_chunks_file_idx').on(t.fileId), index('knowledge_chunks_site_idx').on(t.siteId)],
+);
+
+/** A vector, stored as the int8 BLOB sqlite-vec reads with vec_int8() (vectors.ts says why). */
+const embeddingVector = customType<{ data: Float32Array; driverData: Buffer }>({
+  dataType: () => 'blob',
+  toDriver: toInt8Blob,
+  fromDriver: fromInt8Blob,
+});
+
+/**
+ * A chunk's embedding (OLLAMA_EMBED_MODEL), its direction in int8; `model` says which model made
+ * it, so a changed model re-embeds the chunks whose vector is another's. Goes with its chunk.
+ */
+export const knowledgeEmbeddings = sqliteTable(
+  'knowledge_embeddings',
+  {
+    chunkId: integer('chunk_id')
+      .notNull()
+      .references(() => knowledgeChunks.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    model: text('model').notNull(),
+    vector: embeddingVector('vector').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  // A table-level key: SQLite's integer column key would be optional on insert, PostgreSQL's not.
+  (t) => [primaryKey({ columns: [t.chunkId] }), index('knowledge_embeddings_site_model_idx').on(t.siteId, t.model)],
 );
 
 /**

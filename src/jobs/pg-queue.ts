@@ -46,6 +46,23 @@ export class PgJobQueue {
     return rows;
   }
 
+  /**
+   * The twin of JobQueue.enqueueUnlessPending. Transactions that both look before either commits
+   * (two files of a site indexed at once, on one instance or two) would each add one: a lock on
+   * the site and kind, held until the caller's transaction ends, makes the second look wait.
+   */
+  async enqueueUnlessPending(siteId: string, item: NewJob, maxAttempts: number, now = new Date(), db: PgExecutor = this.db): Promise<JobRow | null> {
+    return db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${item.kind}:${siteId}`}, 0))`);
+      const [pending] = await tx
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.siteId, siteId), eq(jobs.kind, item.kind), eq(jobs.status, 'pending')))
+        .limit(1);
+      return pending ? null : (await this.enqueue(siteId, [item], maxAttempts, now, tx))[0]!;
+    });
+  }
+
   async get(siteId: string, kind: string, jobId: string): Promise<JobRow> {
     const [row] = await this.db
       .select()

@@ -126,6 +126,23 @@ export class JobQueue {
     return rows;
   }
 
+  /**
+   * Adds one job unless one of its kind is already pending for the site (it will do the work
+   * this one would): for kinds that catch up on a site's state, such as embeddings. Inside a
+   * caller's transaction when given one. Answers the job added, or null.
+   */
+  enqueueUnlessPending(siteId: string, item: NewJob, maxAttempts: number, now = new Date(), db: Executor = this.db): JobRow | null {
+    return db.transaction((tx) => {
+      const pending = tx
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.siteId, siteId), eq(jobs.kind, item.kind), eq(jobs.status, 'pending')))
+        .limit(1)
+        .get();
+      return pending ? null : this.enqueue(siteId, [item], maxAttempts, now, tx)[0]!;
+    });
+  }
+
   get(siteId: string, kind: string, jobId: string): JobRow {
     const row = this.db
       .select()

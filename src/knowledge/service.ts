@@ -7,7 +7,8 @@ import type { Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
 import type { MaybePromise } from '../maybe.js';
-import type { Passage, SearchOptions } from './search.js';
+import { FUSION_CANDIDATES, fuseRankings, type RetrievalMode, type VectorRetriever } from './hybrid.js';
+import { planSearch, type Passage, type SearchOptions } from './search.js';
 import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
 import { safeFileName, type ObjectStore } from './storage.js';
 import { quotaRefusal } from './usage.js';
@@ -59,6 +60,14 @@ export interface KnowledgeServiceOptions {
   quotaBytes?: number;
   /** SiteStorageUsage on SQLite, PgSiteStorageUsage on PostgreSQL (the files store keeps its tally). */
   usage?: { usage(siteId: string): MaybePromise<number> };
+  /** The vector side of search, when an embedding model is configured (OLLAMA_EMBED_MODEL); lexical only without. */
+  vectors?: VectorRetriever;
+}
+
+/** A search's passages, and which retrieval found them. */
+export interface SearchAnswer {
+  passages: Passage[];
+  mode: RetrievalMode;
 }
 
 /**
@@ -166,14 +175,29 @@ export class KnowledgeService {
     return this.files.list(siteId, page, limit);
   }
 
-  /** The best passages for a query; `fileIds` that are not the site's files are a 400 naming them. */
+  /** The best passages for a query (what grounds a post); `fileIds` that are not the site's files are a 400 naming them. */
   async search(siteId: string, query: string, options: SearchOptions = {}): Promise<Passage[]> {
+    return (await this.find(siteId, query, options)).passages;
+  }
+
+  /**
+   * The best passages for a query and the retrieval that found them: BM25 alone, or, when an
+   * embedding model is configured and the query could be embedded now, BM25 and vector
+   * similarity fused by reciprocal rank (chunks not embedded yet still come through BM25).
+   */
+  async find(siteId: string, query: string, options: SearchOptions = {}): Promise<SearchAnswer> {
     if (options.fileIds?.length) {
       const known = await this.files.existingIds(siteId, options.fileIds);
       const unknown = [...new Set(options.fileIds.filter((id) => !known.has(id)))];
       if (unknown.length) throw unknownFileIds(unknown, '/querystring/fileIds');
     }
-    return this.files.search(siteId, query, options);
+    const { vectors } = this.options;
+    const plan = planSearch(query, options);
+    if (!vectors || !plan) return { passages: await this.files.search(siteId, query, options), mode: 'lexical' };
+    const candidates = { fileIds: plan.fileIds, limit: Math.max(plan.limit, FUSION_CANDIDATES) };
+    const [lexical, nearest] = await Promise.all([this.files.search(siteId, query, candidates), vectors.nearest(siteId, query, candidates)]);
+    if (!nearest) return { passages: lexical.slice(0, plan.limit), mode: 'lexical' };
+    return { passages: fuseRankings([lexical, nearest], plan.limit), mode: 'hybrid' };
   }
 
   /** Of the given ids, those that are the site's files (selected files a batch or task names). */

@@ -34,6 +34,10 @@ export const KnowledgeSearchQuery = Type.Object({
 export const KnowledgeSearchResponse = envelope(
   Type.Object({
     query: Type.String(),
+    mode: StringEnum(
+      ['lexical', 'hybrid'],
+      'What this search used: `lexical` (BM25) or `hybrid` (BM25 and embedding similarity fused by reciprocal rank; scores are then fused ranks, higher is better)',
+    ),
     results: Type.Array(Type.Object({ fileId: Type.String(), fileName: Type.String(), score: Type.Number(), text: Type.String() })),
     site: SiteRef,
   }),

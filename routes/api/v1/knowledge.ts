@@ -58,13 +58,13 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
   app.get(
     '/knowledge/search',
     {
-      schema: { tags, operationId: 'searchKnowledge', summary: 'Search the knowledge base (BM25)', description: 'The best passages for a plain-text query (never query syntax), optionally within some files.', querystring: KnowledgeSearchQuery, response: { 200: KnowledgeSearchResponse, ...errorResponses } },
+      schema: { tags, operationId: 'searchKnowledge', summary: 'Search the knowledge base (BM25, fused with embeddings when a model is configured)', description: 'The best passages for a plain-text query (never query syntax), optionally within some files. `mode` says whether this search was lexical (BM25) or hybrid (BM25 and embedding similarity, fused by reciprocal rank).', querystring: KnowledgeSearchQuery, response: { 200: KnowledgeSearchResponse, ...errorResponses } },
     },
     async (request) => {
       const { q, fileIds, limit } = request.query;
       const ids = fileIds?.split(',').map((id) => id.trim()).filter(Boolean);
-      const results = await app.knowledge.search(request.site.id, q, { fileIds: ids?.length ? ids : undefined, limit });
-      return { success: true as const, data: { query: q, results, site: request.site } };
+      const { passages, mode } = await app.knowledge.find(request.site.id, q, { fileIds: ids?.length ? ids : undefined, limit });
+      return { success: true as const, data: { query: q, mode, results: passages, site: request.site } };
     },
   );
 

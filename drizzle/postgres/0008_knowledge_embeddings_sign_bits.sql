@@ -1,0 +1,1 @@
+ALTER TABLE "knowledge_embeddings" ADD COLUMN "sign_bits" "varbit" GENERATED ALWAYS AS (sign_bits("vector")) STORED NOT NULL;

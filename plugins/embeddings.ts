@@ -1,0 +1,130 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { twinOf } from '../src/db/backend.js';
+import type { Executor } from '../src/db/client.js';
+import type { PgExecutor } from '../src/db/postgres.js';
+import { JobLoop, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
+import { PgJobQueue } from '../src/jobs/pg-queue.js';
+import { JobQueue } from '../src/jobs/queue.js';
+import { embeddingHandler, embeddingJob, KNOWLEDGE_EMBEDDING, queueMissingEmbeddings } from '../src/knowledge/embedding-job.js';
+import { KnowledgeFiles } from '../src/knowledge/files.js';
+import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The embedding loop, when OLLAMA_EMBED_MODEL names a model; null otherwise. */
+    embeddings: {
+      loop: JobLoop<Executor> | JobLoop<PgExecutor>;
+      /** Queues an embedding job for every site with chunks still missing a vector of the model (done at start). */
+      queueMissing(): Promise<number>;
+    } | null;
+  }
+}
+
+export interface EmbeddingsPluginOptions {
+  /** Start the loop once the server listens (default true); tests may drive `tick()` themselves. */
+  autoStart?: boolean;
+  clock?: Clock;
+  random?: () => number;
+  /** First wait after Ollama was found down or without the model (doubling, up to 15 minutes). */
+  backoffBaseMs?: number;
+  /** Chunks per `/api/embed` call. */
+  batchSize?: number;
+}
+
+/** Embedding jobs run one at a time: Ollama answers one batch at a time per model anyway. */
+const EMBEDDING_CONCURRENCY = 1;
+
+/**
+ * Embeddings of knowledge chunks (OLLAMA_EMBED_MODEL): a JobLoop over the `knowledge-embedding`
+ * jobs alone, so embedding never waits behind generation nor takes its slots, and an upload
+ * never waits for it. A file marked indexed queues its site's job in the same transaction; the
+ * start queues one for every site with chunks still missing a vector of the model (a crash, a
+ * model change). /ready reports the retrieval mode. Without a model: nothing, search is lexical.
+ */
+export default fp(
+  async function embeddingsPlugin(app: FastifyInstance, opts: EmbeddingsPluginOptions) {
+    const { config, backend, vectors } = app;
+    if (!vectors) {
+      app.decorate('embeddings', null);
+      return;
+    }
+    const { store, retriever } = vectors;
+    const { embedder } = retriever;
+    const model = embedder.model;
+    const maxAttempts = config.jobMaxAttempts;
+    const options: JobLoopOptions = {
+      pollMs: config.jobPollMs,
+      concurrency: EMBEDDING_CONCURRENCY,
+      leaseMs: config.jobLeaseMs,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      backoffBaseMs: opts.backoffBaseMs,
+      clock: opts.clock,
+      random: opts.random,
+      log: app.log,
+    };
+    const scope = { only: [KNOWLEDGE_EMBEDDING] };
+    const handlerDeps = { store, embedder, batchSize: opts.batchSize };
+
+    let live = false;
+    // After the transaction that queued a job: on SQLite the next turn of the event loop is after
+    // its commit; on PostgreSQL it may come first, and the next poll finds the job instead.
+    const wake = () =>
+      setImmediate(() => {
+        if (live) void loop.tick();
+      });
+
+    let loop: JobLoop<Executor> | JobLoop<PgExecutor>;
+    let queueMissing: () => Promise<number>;
+    if (backend.kind === 'sqlite') {
+      const queue = new JobQueue(backend.sqlite.db, scope);
+      loop = new JobLoop(queue, [embeddingHandler<Executor>(handlerDeps)], { ...options, releaseAllAtStart: true });
+      twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => {
+        if (file.status !== 'indexed') return;
+        if (queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
+      });
+      queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
+    } else {
+      const queue = new PgJobQueue(backend.postgres.db, scope);
+      // Other instances may share the database: their running jobs are alive.
+      loop = new JobLoop(queue, [embeddingHandler<PgExecutor>(handlerDeps)], { ...options, releaseAllAtStart: false });
+      twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled(async (tx, file) => {
+        if (file.status !== 'indexed') return;
+        if (await queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
+      });
+      queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
+    }
+    app.decorate('embeddings', { loop, queueMissing });
+
+    // Hybrid while Ollama serves the model and queries can be embedded; the model's name only (no host).
+    app.readiness.watchRetrieval(async () => {
+      const { available } = await embedder.status();
+      return { mode: available && retriever.answering ? 'hybrid' : 'lexical', model };
+    });
+
+    if (opts.autoStart ?? true) {
+      // Not before listening, like the other loops: a start that fails to bind embeds nothing.
+      app.addHook('onListen', async () => {
+        loop.start();
+        live = true;
+        try {
+          const sites = await queueMissing();
+          if (sites > 0) app.log.info({ sites, model }, 'queued embedding of chunks without a vector of the model');
+          wake();
+        } catch (error) {
+          // The next file indexed queues its site again; the others wait for the next start.
+          app.log.warn({ err: error }, 'could not queue the embedding of chunks without a vector');
+        }
+      });
+    }
+    app.addHook('preClose', async () => {
+      live = false;
+      loop.stopClaiming();
+    });
+    app.addHook('onClose', async () => {
+      live = false;
+      await loop.stop();
+    });
+  },
+  { name: 'embeddings', dependencies: ['db', 'knowledge', 'generator', 'jobs'] },
+);
