@@ -5,7 +5,7 @@ import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
 import { FEED_SIZE, type PublicSiteQueries } from './public-common.js';
 import type { SiteRenderer } from './render.js';
 import type { PublicSite } from './types.js';
-import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, type ListKind } from './urls.js';
+import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, redirectPath, type ListKind } from './urls.js';
 
 /** A public response, rendered once and kept until the site's content changes. */
 export interface PublicResponse {
@@ -91,7 +91,7 @@ export class PublicPages {
   }
 
   private async render(site: PublicSite, path: string): Promise<Rendered> {
-    const redirect = (to: string): Rendered => ({ status: 301, contentType: HTML, body: '', location: `${site.basePath}${to}` });
+    const redirect = (to: string): Rendered => ({ status: 301, contentType: HTML, body: '', location: redirectPath(site.basePath, to) });
     const notFound = async (): Promise<Rendered> => ({ status: 404, contentType: HTML, body: await this.renderer.notFound(site) });
 
     switch (path) {
@@ -140,9 +140,9 @@ export class PublicPages {
       return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post) };
     }
 
-    // A page address without its trailing slash (not a file name) is the page's.
-    const last = path.slice(path.lastIndexOf('/') + 1);
-    if (last !== '' && !last.includes('.') && /^[/a-z0-9-]+$/.test(path)) return redirect(`${path}/`);
+    // A page address without its trailing slash (not a file name) is the page's: segments of
+    // [a-z0-9-] only, none empty (`//x` is no page of ours, and never a redirect).
+    if (/^(?:\/[a-z0-9-]+)+$/.test(path)) return redirect(`${path}/`);
     return notFound();
   }
 
