@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { errorResponses } from '../src/schemas/common.js';
 
 const Readiness = Type.Object({
   status: Type.String(),
@@ -36,13 +37,13 @@ export default async function healthRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/health',
-    { schema: { tags: ['health'], operationId: 'getHealth', summary: 'Liveness: the process answers', security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { schema: { tags: ['health'], operationId: 'getHealth', summary: 'Liveness: the process answers', security: [], response: { 200: Type.Object({ status: Type.Literal('ok') }), ...errorResponses } } },
     async () => ({ status: 'ok' as const }),
   );
 
   app.get(
     '/ready',
-    { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness } } },
+    { schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: the database answers; the generator in use', security: [], response: { 200: Readiness, 503: Readiness, ...errorResponses } } },
     async (_request, reply) => {
       const { ready, ...report } = await app.readiness.check();
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...report });

@@ -5,6 +5,9 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from './config.js';
+import { validationError } from './errors.js';
+import { jsonDepthExceeds } from './json.js';
+import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
@@ -77,6 +80,8 @@ export function serverOptions(
       // How often Node checks that deadline (30 s by default): a fraction of it.
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      // Checked by the errors plugin instead, which answers in the envelope.
+      requireHostHeader: false,
     },
   };
 }
@@ -87,7 +92,13 @@ function buildValidators() {
   const common = { allErrors: false, useDefaults: true, strict: false } as const;
   const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false, removeAdditional: 'all' }));
   const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array', removeAdditional: true }));
-  for (const ajv of [body, text]) ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
+  for (const ajv of [body, text]) {
+    ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
+    // RFC 3339 allows a leap second (23:59:60), which no Date holds: a time that passes the
+    // format must also be a real instant, or it would reach the database as an invalid date.
+    const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean };
+    ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && !Number.isNaN(Date.parse(text)) });
+  }
   return { body, text };
 }
 
@@ -105,6 +116,9 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
     if (body === '' && request.method !== 'POST' && request.method !== 'PATCH') return done(null, undefined);
+    if (jsonDepthExceeds(body as string, MAX_JSON_DEPTH)) {
+      return done(validationError(`Request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`, [{ path: '/body', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }]), undefined);
+    }
     return defaultJsonParser(request, body as string, done);
   });
 

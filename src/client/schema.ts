@@ -386,7 +386,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
                 message: string;
                 details?: {
                     path: string;
@@ -438,6 +438,36 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before sending again */
                     "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
                     /** @description Requests allowed per window (per API key; per client address on public routes) */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -592,6 +622,36 @@ export interface operations {
                             };
                         };
                     };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -3732,6 +3792,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body) */
+            304: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
             429: {
                 headers: {
@@ -3846,6 +3919,19 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body) */
+            304: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
             429: {

@@ -5,7 +5,7 @@ import { notFound } from '../../../src/errors.js';
 import { tagSlug } from '../../../src/site/markdown.js';
 import type { PublicPost, PublicSite } from '../../../src/site/types.js';
 import { postUrl } from '../../../src/site/urls.js';
-import { errorResponses } from '../../../src/schemas/common.js';
+import { NotModified, errorResponses } from '../../../src/schemas/common.js';
 import { ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
 
 const tags = ['content'];
@@ -45,7 +45,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
         security: [],
         params: ContentSiteParams,
         querystring: ContentListQuery,
-        response: { 200: ContentListResponse, ...errorResponses },
+        response: { 200: ContentListResponse, 304: NotModified, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -77,7 +77,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
         operationId: 'getPublicPost', summary: 'Retrieve a published post by its slug (unlisted ones too; no key needed)',
         security: [],
         params: ContentPostParams,
-        response: { 200: ContentPostResponse, ...errorResponses },
+        response: { 200: ContentPostResponse, 304: NotModified, ...errorResponses },
       },
     },
     async (request, reply) => {
