@@ -7,6 +7,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook for routes that need an API key: sets request.site or answers 401. */
     requireSite: onRequestHookHandler;
+    /** Whether the request carries a valid API key, for routes that need none but show more with one. */
+    hasValidKey(request: FastifyRequest): Promise<boolean>;
   }
   interface FastifyRequest {
     site: SiteRef;
@@ -30,6 +32,11 @@ export default fp(
   async function authPlugin(app: FastifyInstance) {
     app.decorateRequest('site', null as unknown as SiteRef);
     app.decorateRequest('apiKeyId', null);
+
+    app.decorate('hasValidKey', async (request: FastifyRequest) => {
+      const token = bearerToken(request);
+      return token !== null && (await app.sites.authenticate(token)) !== undefined;
+    });
 
     app.decorate('requireSite', function requireSite(request, _reply, done) {
       const token = bearerToken(request);

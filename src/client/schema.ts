@@ -505,10 +505,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description Whether the locations (databaseLocation, store, the Ollama host) are shown: with a valid API key, or READY_DETAILS=true */
+                        details: boolean;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
                         /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
-                        databaseLocation: {
+                        databaseLocation?: {
                             /** @enum {string} */
                             kind: "sqlite";
                             file: string;
@@ -540,7 +542,7 @@ export interface operations {
                             mode: string;
                             active: string;
                             ollama: {
-                                host: string;
+                                host?: string;
                                 model: string;
                                 reachable: boolean;
                                 modelAvailable: boolean;
@@ -580,10 +582,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description Whether the locations (databaseLocation, store, the Ollama host) are shown: with a valid API key, or READY_DETAILS=true */
+                        details: boolean;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
                         /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
-                        databaseLocation: {
+                        databaseLocation?: {
                             /** @enum {string} */
                             kind: "sqlite";
                             file: string;
@@ -615,7 +619,7 @@ export interface operations {
                             mode: string;
                             active: string;
                             ollama: {
-                                host: string;
+                                host?: string;
                                 model: string;
                                 reachable: boolean;
                                 modelAvailable: boolean;
