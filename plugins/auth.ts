@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
+import { AuthFailureBudget } from '../src/sites/auth-failures.js';
 import type { AuthenticatedKey, SiteRef } from '../src/sites/keys.js';
 
 declare module 'fastify' {
@@ -38,11 +39,31 @@ export default fp(
       return token !== null && (await app.sites.authenticate(token)) !== undefined;
     });
 
-    app.decorate('requireSite', function requireSite(request, _reply, done) {
+    const { rateLimitAuthFailMax, rateLimitWindowMs } = app.config;
+    const failures = new AuthFailureBudget(rateLimitAuthFailMax, rateLimitWindowMs);
+    const windowSeconds = Math.round(rateLimitWindowMs / 1000);
+    const refuse = (request: FastifyRequest) => {
+      failures.fail(request.ip);
+      return unauthorized();
+    };
+
+    app.decorate('requireSite', function requireSite(request, reply, done) {
+      // An address that failed too often waits, before its key costs a hash and a lookup.
+      const retryAfter = failures.retryAfter(request.ip);
+      if (retryAfter > 0) {
+        reply.header('Retry-After', String(retryAfter));
+        return done(
+          new AppError(429, 'RATE_LIMITED', `Too many failed authentications: at most ${failures.limit} per ${windowSeconds} s; retry in ${retryAfter} s`, {
+            limit: failures.limit,
+            windowSeconds,
+            retryAfter,
+          }),
+        );
+      }
       const token = bearerToken(request);
-      if (token === null) return done(unauthorized());
+      if (token === null) return done(refuse(request));
       const accept = (found: AuthenticatedKey | undefined) => {
-        if (!found) return done(unauthorized());
+        if (!found) return done(refuse(request));
         request.site = found.site;
         request.apiKeyId = found.keyId;
         done();
