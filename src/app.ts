@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from './config.js';
 import { validationError } from './errors.js';
 import { jsonDepthExceeds } from './json.js';
+import { redactUrl } from './log-redact.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import authPlugin from '../plugins/auth.js';
@@ -54,13 +55,26 @@ const BODY_IDLE_TIMEOUT_MS = 30_000;
 const hasBody = (raw: IncomingMessage) => raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] ?? '0') !== '0';
 const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Math.max(500, Math.floor(config.requestTimeoutMs / 2)));
 
+/** What a request log line says about the request: Fastify's default fields, the URL redacted. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    version: request.headers['accept-version'] as string | undefined,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 /** Options of the Fastify instance the app is registered on (they cannot be set from a plugin). */
 export function serverOptions(
   config: Config,
   logger: FastifyServerOptions['logger'] = { level: config.logLevel },
 ): FastifyServerOptions & { http: ServerOptions } {
   return {
-    logger,
+    // Requests are logged with their URL: secret query parameters (a key put there) redacted.
+    logger: logger && typeof logger === 'object' ? { ...logger, serializers: { req: serializeRequest, ...logger.serializers } } : logger,
     bodyLimit: JSON_BODY_LIMIT,
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
