@@ -19,7 +19,7 @@ import knowledgePlugin, { type KnowledgePluginOptions } from '../plugins/knowled
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
-import sitesPlugin from '../plugins/sites.js';
+import sitesPlugin, { type SitesPluginOptions } from '../plugins/sites.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import postRoutes from '../routes/api/v1/posts.js';
@@ -43,6 +43,8 @@ export interface AppOptions {
   /** Webhook delivery (tests); its clock, randomness and start follow `jobs` unless set here. */
   webhooks?: WebhooksPluginOptions;
   chunkSource?: KnowledgePluginOptions['chunkSource'];
+  /** DNS TXT lookups proving custom domains (tests). */
+  resolveTxt?: SitesPluginOptions['resolveTxt'];
   /** Lanes and backoff of the knowledge indexer (tests). */
   indexer?: KnowledgePluginOptions['indexer'];
 }
@@ -167,7 +169,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(dbPlugin, { config: opts.config, bootstrap: opts.bootstrap });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
-  await app.register(sitesPlugin);
+  await app.register(sitesPlugin, { resolveTxt: opts.resolveTxt });
   await app.register(authPlugin);
   await app.register(postsPlugin);
   await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer });

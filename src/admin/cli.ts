@@ -9,6 +9,7 @@ import { AppError } from '../errors.js';
 import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
 import { MigrationError, migrateToPostgres, reportLines } from './migrate.js';
+import { domainState } from '../sites/domains.js';
 
 const USAGE = `Usage: blog-admin <command> [--json]
 
@@ -16,7 +17,11 @@ const USAGE = `Usage: blog-admin <command> [--json]
   site list                     list sites
   site update <siteId> [--name "Name"] [--handle h] [--url https://...] [--description "..."]
               [--language en] [--posts-per-page 10]
-                                change a site's settings (--url "" removes its own domain)
+                                change a site's settings (--url "" removes its own domain; a new
+                                domain is pending until proven: see verify-domain)
+  site verify-domain <siteId> [--dns]
+                                prove the site's own domain on your word (it serves the site
+                                from now on); --dns checks its TXT record _blog-verify.<host> instead
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
@@ -89,6 +94,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         'posts-per-page': { type: 'string' },
         to: { type: 'string' },
         json: { type: 'boolean' },
+        dns: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -149,6 +155,13 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         });
         if (values.json) return json(site);
         for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'LANGUAGE', 'PER PAGE'], [[site.id, site.name, site.handle, site.url ?? '-', site.language, String(site.postsPerPage)]])) out(line);
+        return;
+      }
+      case 'site verify-domain': {
+        if (!target) throw new UsageError('site verify-domain needs <siteId>');
+        const site = await sites.verifyDomain(target, { dns: values.dns === true });
+        if (values.json) return json({ site, domain: domainState(site) });
+        out(`${new URL(site.url!).host} is proven: it serves site ${site.id} (handle ${site.handle})`);
         return;
       }
       case 'site list': {

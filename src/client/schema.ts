@@ -236,6 +236,26 @@ export interface paths {
         patch: operations["updateSite"];
         trace?: never;
     };
+    "/api/v1/site/domain/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove the site's own domain by its DNS TXT record
+         * @description Looks up the TXT record _blog-verify.<host> (see `domain.verification` of GET /api/v1/site); when it holds the token, the domain is proven and serves the site. 409 while it does not.
+         */
+        post: operations["verifySiteDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -2537,8 +2557,26 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
-                                /** @description Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle> */
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
                             };
                         };
                     };
@@ -2651,8 +2689,137 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
-                                /** @description Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle> */
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifySiteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            site: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                /** @description Pages at /sites/<handle>/ */
+                                handle: string;
+                                url: string | null;
+                                /** @description BCP 47 tag of the pages */
+                                language: string;
+                                postsPerPage: number;
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
+                                publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
                             };
                         };
                     };
