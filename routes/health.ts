@@ -49,7 +49,8 @@ export default async function healthRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       const { ready, ...report } = await app.readiness.check();
       // Where things are (paths, hosts, users, buckets) is for operators: a key or READY_DETAILS.
-      const details = app.config.readyDetails || (await app.hasValidKey(request));
+      // A key that cannot be checked (the database is down: the report says so) shows no more.
+      const details = app.config.readyDetails || (await app.hasValidKey(request).catch(() => false));
       const shown = details ? { ...report, ready } : statesOnly({ ...report, ready });
       const { ready: _ready, ...body } = shown;
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', details, ...body });

@@ -23,3 +23,11 @@ t.test('/ready without a key answers the states only; a key or READY_DETAILS=tru
   const open = await buildTestApp(t, { READY_DETAILS: 'true' });
   t.match((await open.call({ method: 'GET', url: '/ready', key: null })).json(), { details: true, databaseLocation: { kind: String }, store: { kind: 'local' } });
 });
+
+t.test('/ready with a key it cannot check (the database is gone) still says why: 503, states only', { skip: process.env.TEST_DATABASE === 'postgres' && 'closes the SQLite database' }, async (t) => {
+  const ctx = await buildTestApp(t);
+  ctx.app.database.close();
+  const res = await ctx.call({ method: 'GET', url: '/ready', key: 'blog_unknown-key-0123456789abcdefghij' });
+  t.equal(res.statusCode, 503);
+  t.match(res.json(), { status: 'not ready', details: false, database: 'unavailable' });
+});
