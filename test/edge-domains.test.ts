@@ -94,8 +94,10 @@ t.test('a pending claim cannot keep the owner out; the first to prove a host kee
   t.match(served.body, /My Blog/);
 
   // The operator's word proves a domain without DNS.
-  t.equal((await patch(ctx, { url: 'https://ops.test' }, third.key)).statusCode, 200);
   const lines: string[] = [];
+  await runAdmin(['site', 'update', third.site.id, '--url', 'https://ops.test'], ctx.config, (line) => lines.push(line));
+  t.match(lines.join('\n'), /ops\.test is pending: it serves the site once the TXT record _blog-verify\.ops\.test holds "blog-verify-/);
+  t.equal((await home(ctx, 'ops.test')).statusCode, 404);
   await runAdmin(['site', 'verify-domain', third.site.id], ctx.config, (line) => lines.push(line));
   t.match(lines.join('\n'), /ops\.test is proven/);
   t.equal((await home(ctx, 'ops.test')).statusCode, 200);

@@ -155,6 +155,11 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         });
         if (values.json) return json(site);
         for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'LANGUAGE', 'PER PAGE'], [[site.id, site.name, site.handle, site.url ?? '-', site.language, String(site.postsPerPage)]])) out(line);
+        const domain = domainState(site);
+        if (domain?.verification) {
+          out(`${domain.host} is pending: it serves the site once the TXT record ${domain.verification.name} holds "${domain.verification.value}"`);
+          out(`(then POST /api/v1/site/domain/verify, or blog-admin site verify-domain ${site.id} --dns; without --dns on your word)`);
+        }
         return;
       }
       case 'site verify-domain': {
