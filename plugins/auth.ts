@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
+import { AuthFailureBudget } from '../src/sites/auth-failures.js';
 import type { AuthenticatedKey, SiteRef } from '../src/sites/keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook for routes that need an API key: sets request.site or answers 401. */
     requireSite: onRequestHookHandler;
+    /** Whether the request carries a valid API key, for routes that need none but show more with one. */
+    hasValidKey(request: FastifyRequest): Promise<boolean>;
   }
   interface FastifyRequest {
     site: SiteRef;
@@ -31,11 +34,36 @@ export default fp(
     app.decorateRequest('site', null as unknown as SiteRef);
     app.decorateRequest('apiKeyId', null);
 
-    app.decorate('requireSite', function requireSite(request, _reply, done) {
+    app.decorate('hasValidKey', async (request: FastifyRequest) => {
       const token = bearerToken(request);
-      if (token === null) return done(unauthorized());
+      return token !== null && (await app.sites.authenticate(token)) !== undefined;
+    });
+
+    const { rateLimitAuthFailMax, rateLimitWindowMs } = app.config;
+    const failures = new AuthFailureBudget(rateLimitAuthFailMax, rateLimitWindowMs);
+    const windowSeconds = Math.round(rateLimitWindowMs / 1000);
+    const refuse = (request: FastifyRequest) => {
+      failures.fail(request.ip);
+      return unauthorized();
+    };
+
+    app.decorate('requireSite', function requireSite(request, reply, done) {
+      // An address that failed too often waits, before its key costs a hash and a lookup.
+      const retryAfter = failures.retryAfter(request.ip);
+      if (retryAfter > 0) {
+        reply.header('Retry-After', String(retryAfter));
+        return done(
+          new AppError(429, 'RATE_LIMITED', `Too many failed authentications: at most ${failures.limit} per ${windowSeconds} s; retry in ${retryAfter} s`, {
+            limit: failures.limit,
+            windowSeconds,
+            retryAfter,
+          }),
+        );
+      }
+      const token = bearerToken(request);
+      if (token === null) return done(refuse(request));
       const accept = (found: AuthenticatedKey | undefined) => {
-        if (!found) return done(unauthorized());
+        if (!found) return done(refuse(request));
         request.site = found.site;
         request.apiKeyId = found.keyId;
         done();

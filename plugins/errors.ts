@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES as HTTP_STATUS_TEXT } from 'node:http';
+import { STATUS_CODES as HTTP_STATUS_TEXT, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -61,6 +61,7 @@ const STATUS_CODES: Record<number, string> = {
   413: 'PAYLOAD_TOO_LARGE',
   414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  417: 'EXPECTATION_FAILED',
   429: 'RATE_LIMITED',
   431: 'HEADERS_TOO_LARGE',
 };
@@ -167,6 +168,22 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
 }
 
 /**
+ * An envelope written straight on a raw response: for what Node's HTTP server would otherwise
+ * answer itself, bare, before Fastify sees a request (an unknown `Expect`).
+ */
+function sendRawError(req: IncomingMessage, res: ServerResponse, body: ErrorBody): void {
+  const requestId = requestIdFor(req.headers['x-request-id']);
+  const payload = JSON.stringify({ success: false, error: { code: body.code, message: body.message, requestId } });
+  res.writeHead(body.statusCode, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  });
+  res.end(payload);
+}
+
+/**
  * The error contract for the whole app: every failure leaves as the error envelope, 5xx
  * without internals, and every response carries X-Request-Id.
  */
@@ -174,8 +191,20 @@ export default fp(
   async function errorsPlugin(app: FastifyInstance) {
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('X-Request-Id', request.id);
+      // Node's own check answers a bare 400, so the server turns it off (requireHostHeader)
+      // and it is made here, in the envelope: HTTP/1.1 requires Host (RFC 9112, 3.2).
+      if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+        reply.header('Connection', 'close');
+        sendError(reply, request, { statusCode: 400, code: 'BAD_REQUEST', message: 'An HTTP/1.1 request needs a Host header' });
+        return;
+      }
       done();
     });
+
+    // An `Expect` other than 100-continue: Node answers a bare 417 unless someone listens.
+    app.server?.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+      sendRawError(req, res, { statusCode: 417, code: 'EXPECTATION_FAILED', message: `Unsupported Expect header: only 100-continue is supported` }),
+    );
 
     app.setErrorHandler((error: FastifyError, request, reply) => {
       if (clientWentAway(request, error)) {

@@ -2,9 +2,13 @@ import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from './config.js';
+import { validationError } from './errors.js';
+import { jsonDepthExceeds } from './json.js';
+import { redactUrl } from './log-redact.js';
+import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
@@ -16,7 +20,7 @@ import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOp
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
-import sitesPlugin from '../plugins/sites.js';
+import sitesPlugin, { type SitesPluginOptions } from '../plugins/sites.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import postRoutes from '../routes/api/v1/posts.js';
@@ -40,6 +44,8 @@ export interface AppOptions {
   /** Webhook delivery (tests); its clock, randomness and start follow `jobs` unless set here. */
   webhooks?: WebhooksPluginOptions;
   chunkSource?: KnowledgePluginOptions['chunkSource'];
+  /** DNS TXT lookups proving custom domains (tests). */
+  resolveTxt?: SitesPluginOptions['resolveTxt'];
   /** Lanes and backoff of the knowledge indexer (tests). */
   indexer?: KnowledgePluginOptions['indexer'];
   /** The embedding loop and the vector side of search, when OLLAMA_EMBED_MODEL is set (tests); clock and start follow `jobs` unless set here. */
@@ -54,13 +60,26 @@ const BODY_IDLE_TIMEOUT_MS = 30_000;
 const hasBody = (raw: IncomingMessage) => raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] ?? '0') !== '0';
 const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Math.max(500, Math.floor(config.requestTimeoutMs / 2)));
 
+/** What a request log line says about the request: Fastify's default fields, the URL redacted. */
+function serializeRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    version: request.headers['accept-version'] as string | undefined,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 /** Options of the Fastify instance the app is registered on (they cannot be set from a plugin). */
 export function serverOptions(
   config: Config,
   logger: FastifyServerOptions['logger'] = { level: config.logLevel },
 ): FastifyServerOptions & { http: ServerOptions } {
   return {
-    logger,
+    // Requests are logged with their URL: secret query parameters (a key put there) redacted.
+    logger: logger && typeof logger === 'object' ? { ...logger, serializers: { req: serializeRequest, ...logger.serializers } } : logger,
     bodyLimit: JSON_BODY_LIMIT,
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
@@ -80,6 +99,8 @@ export function serverOptions(
       // How often Node checks that deadline (30 s by default): a fraction of it.
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      // Checked by the errors plugin instead, which answers in the envelope.
+      requireHostHeader: false,
     },
   };
 }
@@ -90,7 +111,13 @@ function buildValidators() {
   const common = { allErrors: false, useDefaults: true, strict: false } as const;
   const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false, removeAdditional: 'all' }));
   const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array', removeAdditional: true }));
-  for (const ajv of [body, text]) ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
+  for (const ajv of [body, text]) {
+    ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
+    // RFC 3339 allows a leap second (23:59:60), which no Date holds: a time that passes the
+    // format must also be a real instant, or it would reach the database as an invalid date.
+    const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean };
+    ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && !Number.isNaN(Date.parse(text)) });
+  }
   return { body, text };
 }
 
@@ -108,6 +135,9 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (request, body, done) => {
     if (body === '' && request.method !== 'POST' && request.method !== 'PATCH') return done(null, undefined);
+    if (jsonDepthExceeds(body as string, MAX_JSON_DEPTH)) {
+      return done(validationError(`Request body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`, [{ path: '/body', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }]), undefined);
+    }
     return defaultJsonParser(request, body as string, done);
   });
 
@@ -142,7 +172,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(dbPlugin, { config: opts.config, bootstrap: opts.bootstrap });
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
-  await app.register(sitesPlugin);
+  await app.register(sitesPlugin, { resolveTxt: opts.resolveTxt });
   await app.register(authPlugin);
   await app.register(postsPlugin);
   await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer, embeddings: opts.embeddings });

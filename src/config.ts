@@ -65,6 +65,10 @@ export interface Config {
   rateLimitMax: number;
   rateLimitGenerateMax: number;
   rateLimitPublicMax: number;
+  /** Failed authentications (401) per window per client address (RATE_LIMIT_AUTH_FAIL_MAX); 0 is no limit. */
+  rateLimitAuthFailMax: number;
+  /** `/ready` shows where the database, the store and Ollama are to callers without a key (READY_DETAILS). */
+  readyDetails: boolean;
   /** Where knowledge files are stored (STORAGE_URL). */
   storage: StorageLocation;
 }
@@ -250,6 +254,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitMax: readInt(env, 'RATE_LIMIT_MAX', 600_000, 0, 1_000_000_000),
     rateLimitGenerateMax: readInt(env, 'RATE_LIMIT_GENERATE_MAX', 3000, 0, 1_000_000_000),
     rateLimitPublicMax: readInt(env, 'RATE_LIMIT_PUBLIC_MAX', 1_200_000, 0, 1_000_000_000),
+    // Far below the others: a client with its key never fails; one guessing keys does nothing else.
+    rateLimitAuthFailMax: readInt(env, 'RATE_LIMIT_AUTH_FAIL_MAX', 300, 0, 1_000_000_000),
+    readyDetails: readBool(env, 'READY_DETAILS', false),
     storage: readStorage(env),
   };
 }

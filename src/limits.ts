@@ -15,6 +15,12 @@ export const MAX_TOPIC_LENGTH = 300;
 export const MAX_AUDIENCE_LENGTH = 200;
 export const MAX_BATCH_POSTS = 100;
 export const MAX_FILE_BYTES = 10 * 1024 * 1024;
+/**
+ * Deepest nesting of a JSON body (objects and arrays). No body of the API needs more than a
+ * few levels; anything walked recursively afterwards (validation, the idempotency
+ * fingerprint) must never meet thousands, which overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 32;
 
 const MiB = 1024 * 1024;
 /** Default of MAX_EXTRACTED_TEXT_MB: the most text taken from one knowledge file. */

@@ -118,3 +118,18 @@ export class ReadinessService {
     };
   }
 }
+
+/**
+ * The report for a caller who may not learn the set-up: the states only (`ok`, `full`,
+ * `waiting`...), without where the database, the file store and Ollama are (a stranger must
+ * not learn file paths, hosts, users, buckets or endpoints from a health check).
+ */
+export type ReadinessStates = Omit<Readiness, 'databaseLocation' | 'store' | 'generator'> & {
+  generator: Omit<GeneratorStatus, 'ollama'> & { ollama: Omit<GeneratorStatus['ollama'], 'host'> };
+};
+
+export function statesOnly(report: Readiness): ReadinessStates {
+  const { databaseLocation: _location, store: _store, generator, ...states } = report;
+  const { host: _host, ...ollama } = generator.ollama;
+  return { ...states, generator: { ...generator, ollama } };
+}

@@ -38,6 +38,7 @@ const OPERATION_IDS = {
   'GET /api/v1/tasks': 'listTasks',
   'GET /api/v1/site': 'getSite',
   'PATCH /api/v1/site': 'updateSite',
+  'POST /api/v1/site/domain/verify': 'verifySiteDomain',
   'POST /api/v1/webhooks': 'createWebhook',
   'GET /api/v1/webhooks': 'listWebhooks',
   'GET /api/v1/webhooks/{id}': 'getWebhook',
@@ -51,7 +52,7 @@ const OPERATION_IDS = {
 };
 
 /** Actions that take no body (POST because they change something). */
-const BODYLESS = new Set(['POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
+const BODYLESS = new Set(['POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
 
 async function servedDocument(t: Test): Promise<Document> {
   const ctx = await buildTestApp(t);

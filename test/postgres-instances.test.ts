@@ -61,7 +61,7 @@ postgresTests(() => {
     const s3 = await startS3(t);
     const [a, b] = await startInstances(t, 2, { DATABASE_URL: url, ...s3.env });
 
-    const ready = await call(a, 'GET', '/ready', { key: null });
+    const ready = await call(a, 'GET', '/ready');
     t.equal(ready.status, 200);
     t.same(ready.body.databaseLocation, { kind: 'postgres', url: url.replace(/:[^:@/]*@/, ':***@') }, '/ready names the database, password hidden');
     t.equal(ready.body.store.kind, 's3');

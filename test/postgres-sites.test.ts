@@ -14,7 +14,7 @@ import * as sqliteKeys from '../src/sites/keys.js';
 import { KEY_CHANGE_STALE_MS, PgKeyAuthenticator, PgKeyChangeSignal } from '../src/sites/pg-key-cache.js';
 import * as pgKeys from '../src/sites/pg-keys.js';
 import * as pgSettings from '../src/sites/pg-settings.js';
-import { hashKey, type ApiKeyInfo, type AuthenticatedKey, type SiteSettingsPatch } from '../src/sites/rules.js';
+import { hashKey, type ApiKeyInfo, type AuthenticatedKey, type SettingsOptions, type SiteSettingsPatch } from '../src/sites/rules.js';
 import * as sqliteSettings from '../src/sites/settings.js';
 import { tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
@@ -39,7 +39,8 @@ interface SitesBackend {
   listKeys(siteId: string): Promise<ApiKeyInfo[]>;
   revokeKey(keyId: string, now: Date): Promise<boolean>;
   findActiveKey(keyHash: string): Promise<AuthenticatedKey | undefined>;
-  updateSiteSettings(siteId: string, patch: SiteSettingsPatch, now: Date): Promise<Site>;
+  updateSiteSettings(siteId: string, patch: SiteSettingsPatch, now: Date, options?: SettingsOptions): Promise<Site>;
+  markDomainProven(siteId: string, checkedToken: string | null, now: Date): Promise<Site>;
   findSiteByHandle(handle: string): Promise<Site | undefined>;
   findSiteByHost(host: string): Promise<Site | undefined>;
   bootstrapFirstSite(name: string, key: string | null): Promise<{ site: Site; generatedKey: string | null } | null>;
@@ -64,7 +65,8 @@ function sqliteBackend(t: Test): SitesBackend {
     listKeys: async (siteId) => k.listKeys(db, siteId),
     revokeKey: async (keyId, now) => k.revokeKey(db, keyId, now),
     findActiveKey: async (keyHash) => k.findActiveKey(db, keyHash),
-    updateSiteSettings: async (siteId, patch, now) => s.updateSiteSettings(db, siteId, patch, now),
+    updateSiteSettings: async (siteId, patch, now, options) => s.updateSiteSettings(db, siteId, patch, now, options),
+    markDomainProven: async (siteId, token, now) => s.markDomainProven(db, siteId, token, now),
     findSiteByHandle: async (handle) => s.findSiteByHandle(db, handle),
     findSiteByHost: async (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: async (name, key) => k.bootstrapFirstSite(db, name, key),
@@ -92,7 +94,8 @@ function postgresBackendOn(handle: PostgresHandle): SitesBackend {
     listKeys: (siteId) => k.listKeys(db, siteId),
     revokeKey: (keyId, now) => k.revokeKey(db, keyId, now),
     findActiveKey: (keyHash) => k.findActiveKey(db, keyHash),
-    updateSiteSettings: (siteId, patch, now) => s.updateSiteSettings(db, siteId, patch, now),
+    updateSiteSettings: (siteId, patch, now, options) => s.updateSiteSettings(db, siteId, patch, now, options),
+    markDomainProven: (siteId, token, now) => s.markDomainProven(db, siteId, token, now),
     findSiteByHandle: (handle) => s.findSiteByHandle(db, handle),
     findSiteByHost: (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: (name, key) => k.bootstrapFirstSite(db, name, key),
@@ -132,7 +135,9 @@ function recorder() {
         return undefined;
       }
     },
-    transcript: () => JSON.stringify(steps, (_key, value) => (typeof value === 'string' && names.has(value) ? `<${names.get(value)}>` : value), 1),
+    // Domain tokens are random: masked, their presence is what compares.
+    transcript: () =>
+      JSON.stringify(steps, (_key, value) => (typeof value === 'string' && names.has(value) ? `<${names.get(value)}>` : typeof value === 'string' && value.startsWith('blog-verify-') ? '<token>' : value), 1),
   };
 }
 
@@ -193,12 +198,23 @@ async function playSitesScenario(backend: SitesBackend): Promise<string> {
   await update('blog', 11, { handle: 'api' });
   await update('blog', 11, { handle: 'renamed' });
   await update('blog', 12, { handle: 'renamed', url: 'https://Blog.Example.com/' });
+  // Pending claims hold nothing; once proven, the host is taken.
+  await update('blog2', 12, { url: 'https://blog.example.com' });
+  const prove = (site: string, second: number, token: string | null = null) => r.step(`prove ${site} ${token ?? ''}`, () => backend.markDomainProven(r.id(site), token, at(second)));
+  await prove('blog', 12, 'blog-verify-not-the-token');
+  await prove('blog', 12);
+  await prove('blog', 12);
+  await prove('blog2', 12);
+  await prove('missing', 12);
+  await prove('reserved', 12);
+  await r.step('reserved host', () => backend.updateSiteSettings(r.id('blog2'), { url: 'https://blogs.example.net:8443' }, at(12), { reservedHosts: new Set(['blogs.example.net']) }));
   await update('blog2', 12, { url: 'http://blog.example.com' });
   await update('blog2', 12, { url: 'https://blog.example.com/path' });
   await update('blog2', 12, { url: 'ftp://blog.example.com' });
   await update('blog2', 12, { url: 'not a url' });
   await update('blog2', 13, { url: 'https://other.example.com:8443', description: '' });
   await update('blog', 13, { url: 'https://blog.example.com' });
+  await prove('blog2', 13);
   await update('blog2', 13, { language: 'not a language' });
   await update('blog2', 13, { postsPerPage: 0 });
   await update('blog2', 13, { name: ' ' });
@@ -227,6 +243,8 @@ async function playPublicScenario(backend: SitesBackend): Promise<string> {
   const siteId = created.site.id;
   r.name('site', siteId);
   await backend.updateSiteSettings(siteId, { url: 'https://public.example.com' }, at(0));
+  await r.step('by pending host', () => publicSite.byHost('PUBLIC.example.com'));
+  await backend.markDomainProven(siteId, null, at(0));
   const create = (name: string, second: number, input: PostInput) =>
     r.step(`create ${name}`, async () => {
       const post = await posts.create(siteId, input, {}, at(second));

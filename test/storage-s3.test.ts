@@ -85,7 +85,7 @@ t.test('uploads go to the bucket under the prefix and the spec key, are indexed 
   const post = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${generated.json().post.id}` })).json().data.post;
   t.match(post.content, /coffee-brewing-guide\.md/, 'generation is grounded in the stored file');
 
-  const ready = await ctx.call({ method: 'GET', url: '/ready', key: null });
+  const ready = await ctx.call({ method: 'GET', url: '/ready' });
   t.equal(ready.statusCode, 200);
   t.match(ready.json(), { status: 'ready', storage: 'ok', store: { kind: 's3', bucket: 'blog', prefix: 'blog', endpoint: s3.endpoint, region: 'us-east-1' } });
   t.notMatch(ready.body, /S3RVER/, 'no credentials on /ready');
@@ -154,7 +154,7 @@ t.test('an unreachable store: uploads answer 503 with no row, deletes fail keepi
   t.same(temporaryFiles(ctx), [], 'nor their temporary files');
   t.same(openFilesUnder(temporaryFolderFor(ctx.dataDir)), [], 'nor an open file descriptor');
 
-  const ready = await ctx.call({ method: 'GET', url: '/ready', key: null });
+  const ready = await ctx.call({ method: 'GET', url: '/ready' });
   t.equal(ready.statusCode, 200, 'still ready: posts, reads and search do not need the store');
   t.match(ready.json(), { storage: 'unreachable', store: { kind: 's3' } });
 
@@ -226,7 +226,7 @@ t.test('start-up: the server names its store in the log, without secrets, and on
   t.ok(line, 'logged');
   t.match(JSON.parse(line!), { msg: `knowledge files are stored in S3 bucket "blog" under blog/ at ${s3.endpoint} (region us-east-1)`, store: { kind: 's3', bucket: 'blog' } });
   t.notMatch(service.output(), /S3RVER/, 'the secret is never logged');
-  const ready = await (await fetch(`${service.url}/ready`)).json();
+  const ready = await (await fetch(`${service.url}/ready`, { headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` } })).json();
   t.match(ready, { storage: 'ok', store: { kind: 's3', bucket: 'blog', prefix: 'blog', endpoint: s3.endpoint } });
   const form = multipart([{ name: 'file', filename: 'served.md', content: '# Served\nThe real server stores this in the bucket.' }]);
   const res = await fetch(`${service.url}/api/v1/knowledge`, { method: 'POST', body: new Uint8Array(form.payload), headers: { ...form.headers, authorization: `Bearer ${BOOTSTRAP_KEY}` } });
@@ -297,7 +297,7 @@ t.test('local disk stays the default, under DATA_DIR/storage', async (t) => {
   t.ok(fs.existsSync(path.join(ctx.dataDir, 'storage', item.s3Key)));
   t.equal(await ctx.app.objectStore.exists(item.s3Key), true);
   t.equal(await ctx.app.objectStore.exists('nowhere/knowledge/none.txt'), false);
-  t.match((await ctx.call({ method: 'GET', url: '/ready', key: null })).json(), { storage: 'ok', store: { kind: 'local', path: path.join(ctx.dataDir, 'storage') } });
+  t.match((await ctx.call({ method: 'GET', url: '/ready' })).json(), { storage: 'ok', store: { kind: 'local', path: path.join(ctx.dataDir, 'storage') } });
   t.equal(describeStore(ctx.app.objectStore.description), `knowledge files are stored on local disk under ${path.join(ctx.dataDir, 'storage')}`);
   await ctx.app.indexer.whenIdle();
 });

@@ -9,6 +9,7 @@ import { AppError } from '../errors.js';
 import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
 import { MigrationError, migrateToPostgres, reportLines } from './migrate.js';
+import { domainState } from '../sites/domains.js';
 
 const USAGE = `Usage: blog-admin <command> [--json]
 
@@ -16,14 +17,21 @@ const USAGE = `Usage: blog-admin <command> [--json]
   site list                     list sites
   site update <siteId> [--name "Name"] [--handle h] [--url https://...] [--description "..."]
               [--language en] [--posts-per-page 10]
-                                change a site's settings (--url "" removes its own domain)
+                                change a site's settings (--url "" removes its own domain; a new
+                                domain is pending until proven: see verify-domain)
+  site verify-domain <siteId> [--dns]
+                                prove the site's own domain on your word (it serves the site
+                                from now on); --dns checks its TXT record _blog-verify.<host> instead
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
   migrate-to-postgres --to postgres://user:password@host:5432/database
                                 copy this SQLite site (DATA_DIR's database, server stopped) into
                                 an empty PostgreSQL database, with the same ids and keys; with
-                                STORAGE_URL set, its knowledge files into that bucket too
+                                STORAGE_URL set, its knowledge files into that bucket too.
+                                Keep the password off the command line (ps shows it): leave out
+                                --to and set MIGRATE_TO_URL, or give "--to -" and the URL on
+                                standard input
 
 --json prints what a script reads instead of a table.
 Uses the database the server uses: DATABASE_URL, or DATA_DIR's (default ./data); only
@@ -40,10 +48,38 @@ export function table(headers: string[], rows: string[][]): string[] {
   return [line(headers), ...rows.map(line)];
 }
 
+/** Where the admin CLI reads what must not be an argument (tests give their own). */
+export interface AdminInput {
+  env?: NodeJS.ProcessEnv;
+  stdin?: NodeJS.ReadableStream;
+}
+
+/** The first line of a stream, trimmed. */
+async function firstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split(/\r?\n/)[0]!.trim();
+}
+
+/**
+ * The target of migrate-to-postgres: `--to <url>`, `--to -` (read from standard input), or
+ * without --to the MIGRATE_TO_URL variable; with the source named for messages.
+ */
+async function migrationTarget(to: string | undefined, input: AdminInput): Promise<{ url: string; source: string }> {
+  if (to === '-') return { url: await firstLine(input.stdin ?? process.stdin), source: 'the URL on standard input' };
+  if (to !== undefined) return { url: to, source: '--to' };
+  const env = input.env ?? process.env;
+  if (env.MIGRATE_TO_URL) return { url: env.MIGRATE_TO_URL, source: 'MIGRATE_TO_URL' };
+  return { url: '', source: '--to' };
+}
+
 const iso = (date: Date | null) => (date ? date.toISOString() : '-');
 
 /** Runs one admin command against the database of `config`; writes its output through `out`. */
-export async function runAdmin(argv: string[], config: Config, out: (line: string) => void = console.log): Promise<void> {
+export async function runAdmin(argv: string[], config: Config, out: (line: string) => void = console.log, input: AdminInput = {}): Promise<void> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -58,6 +94,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         'posts-per-page': { type: 'string' },
         to: { type: 'string' },
         json: { type: 'boolean' },
+        dns: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -72,7 +109,8 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   const json = (value: unknown) => out(JSON.stringify(value, null, 2));
 
   if (command === 'migrate-to-postgres') {
-    const report = await migrateToPostgres(config, { to: values.to ?? '', progress: values.json ? undefined : out });
+    const target = await migrationTarget(values.to, input);
+    const report = await migrateToPostgres(config, { to: target.url, toSource: target.source, progress: values.json ? undefined : out });
     if (values.json) return json(report);
     for (const line of reportLines(report, table)) out(line);
     return;
@@ -117,6 +155,18 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         });
         if (values.json) return json(site);
         for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'LANGUAGE', 'PER PAGE'], [[site.id, site.name, site.handle, site.url ?? '-', site.language, String(site.postsPerPage)]])) out(line);
+        const domain = domainState(site);
+        if (domain?.verification) {
+          out(`${domain.host} is pending: it serves the site once the TXT record ${domain.verification.name} holds "${domain.verification.value}"`);
+          out(`(then POST /api/v1/site/domain/verify, or blog-admin site verify-domain ${site.id} --dns; without --dns on your word)`);
+        }
+        return;
+      }
+      case 'site verify-domain': {
+        if (!target) throw new UsageError('site verify-domain needs <siteId>');
+        const site = await sites.verifyDomain(target, { dns: values.dns === true });
+        if (values.json) return json({ site, domain: domainState(site) });
+        out(`${new URL(site.url!).host} is proven: it serves site ${site.id} (handle ${site.handle})`);
         return;
       }
       case 'site list': {

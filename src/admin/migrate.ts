@@ -124,6 +124,8 @@ export interface MigrationReport {
 export interface MigrateOptions {
   /** The target's postgres:// URL (--to). */
   to: string;
+  /** Where `to` came from, for messages: `--to` (default), MIGRATE_TO_URL, standard input. */
+  toSource?: string;
   /** Progress lines for a person (not with --json). */
   progress?(line: string): void;
   batches?: Partial<MigrationBatches>;
@@ -143,13 +145,17 @@ function reason(error: unknown): string {
 }
 
 /** The target URL checked: a postgres:// or postgresql:// URL. */
-export function targetUrl(to: string | undefined): string {
+export function targetUrl(to: string | undefined, source = '--to'): string {
   const value = to?.trim();
-  if (!value) throw new MigrationError('migrate-to-postgres needs --to postgres://user:password@host:5432/database');
+  if (!value) {
+    throw new MigrationError(
+      'migrate-to-postgres needs --to postgres://user:password@host:5432/database (or, to keep the password from ps: MIGRATE_TO_URL, or --to - with the URL on standard input)',
+    );
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
   if ((scheme !== 'postgres' && scheme !== 'postgresql') || !URL.canParse(value)) {
     throw new MigrationError(
-      `--to must be a postgres:// or postgresql:// URL, got "${maskDatabaseUrl(value)}" (percent-encode special characters of the password)`,
+      `${source} must be a postgres:// or postgresql:// URL, got "${maskDatabaseUrl(value)}" (percent-encode special characters of the password)`,
     );
   }
   return value;
@@ -365,7 +371,7 @@ async function uploadFiles(
 export async function migrateToPostgres(config: Config, options: MigrateOptions): Promise<MigrationReport> {
   const progress = options.progress ?? (() => {});
   const batches = { ...DEFAULT_BATCHES, ...options.batches };
-  const url = targetUrl(options.to);
+  const url = targetUrl(options.to, options.toSource);
   const masked = maskDatabaseUrl(url);
   const file = databaseFile(config.dataDir, config.database.kind === 'sqlite' ? config.database.path : null);
   if (!fs.existsSync(file)) throw new MigrationError(`No SQLite database at ${file}: run this with the DATA_DIR (or DATABASE_URL) the SQLite server used`);

@@ -236,6 +236,26 @@ export interface paths {
         patch: operations["updateSite"];
         trace?: never;
     };
+    "/api/v1/site/domain/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove the site's own domain by its DNS TXT record
+         * @description Looks up the TXT record _blog-verify.<host> (see `domain.verification` of GET /api/v1/site); when it holds the token, the domain is proven and serves the site. 409 while it does not.
+         */
+        post: operations["verifySiteDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -386,7 +406,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "STORAGE_UNAVAILABLE";
                 message: string;
                 details?: {
                     path: string;
@@ -450,6 +470,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getReadiness: {
@@ -475,10 +525,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description Whether the locations (databaseLocation, store, the Ollama host) are shown: with a valid API key, or READY_DETAILS=true */
+                        details: boolean;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
                         /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
-                        databaseLocation: {
+                        databaseLocation?: {
                             /** @enum {string} */
                             kind: "sqlite";
                             file: string;
@@ -510,7 +562,7 @@ export interface operations {
                             mode: string;
                             active: string;
                             ollama: {
-                                host: string;
+                                host?: string;
                                 model: string;
                                 reachable: boolean;
                                 modelAvailable: boolean;
@@ -556,10 +608,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         status: string;
+                        /** @description Whether the locations (databaseLocation, store, the Ollama host) are shown: with a valid API key, or READY_DETAILS=true */
+                        details: boolean;
                         /** @description `ok`, `locked` (another program holds the write lock: writes answer 503 DATABASE_BUSY) or `unavailable` */
                         database: string;
                         /** @description Which database the service uses (DATABASE_URL): a SQLite file, or a PostgreSQL URL with its password hidden */
-                        databaseLocation: {
+                        databaseLocation?: {
                             /** @enum {string} */
                             kind: "sqlite";
                             file: string;
@@ -591,7 +645,7 @@ export interface operations {
                             mode: string;
                             active: string;
                             ollama: {
-                                host: string;
+                                host?: string;
                                 model: string;
                                 reachable: boolean;
                                 modelAvailable: boolean;
@@ -604,6 +658,36 @@ export interface operations {
                             model?: string;
                         };
                     };
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -2490,8 +2574,26 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
-                                /** @description Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle> */
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
                             };
                         };
                     };
@@ -2604,8 +2706,137 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
-                                /** @description Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle> */
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifySiteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            site: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                description: string | null;
+                                /** @description Pages at /sites/<handle>/ */
+                                handle: string;
+                                url: string | null;
+                                /** @description BCP 47 tag of the pages */
+                                language: string;
+                                postsPerPage: number;
+                                /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
+                                publicUrl: string;
+                                /** @description The state of the site’s own domain (its url); null without one */
+                                domain: {
+                                    host: string;
+                                    /**
+                                     * @description `pending` until the host is proven: only then does it serve the site
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "verified";
+                                    /** @description The DNS record that proves the domain, while pending */
+                                    verification: {
+                                        /** @enum {string} */
+                                        type: "TXT";
+                                        /** @description _blog-verify.<host> */
+                                        name: string;
+                                        /** @description The token the record must hold */
+                                        value: string;
+                                    } | null;
+                                } | null;
                             };
                         };
                     };
@@ -3749,6 +3980,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body) */
+            304: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
             429: {
                 headers: {
@@ -3863,6 +4107,19 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body) */
+            304: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
             429: {

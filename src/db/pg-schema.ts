@@ -52,6 +52,7 @@ export const sites = pgTable(
     name: text('name').notNull(),
     handle: text('handle').notNull(),
     url: text('url'),
+    domainToken: text('domain_token'),
     description: text('description'),
     language: text('language').notNull().default('en'),
     postsPerPage: integer('posts_per_page').notNull().default(10),

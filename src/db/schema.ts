@@ -14,6 +14,9 @@ export const sites = sqliteTable(
     // Public address: pages at /sites/<handle>/, and at / on the host of `url` when set.
     handle: text('handle').notNull(),
     url: text('url'),
+    // Set while the host of `url` is not proven yet: its DNS TXT record _blog-verify.<host> must
+    // hold this token (or an operator verifies it). Null with a url: proven, the host serves the site.
+    domainToken: text('domain_token'),
     description: text('description'),
     language: text('language').notNull().default('en'),
     postsPerPage: integer('posts_per_page').notNull().default(10),

@@ -48,7 +48,10 @@ export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength:
 /** `{ success: true, data }` around a route's data schema. */
 export const envelope = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
 
-/** Error responses every authenticated route can give, for the OpenAPI document. */
+/** The answer to a conditional GET whose copy is current: no body. */
+export const NotModified = Type.Null({ description: 'Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body)' });
+
+/** Error responses every route can give (malformed HTTP, 431, 429, 5xx), for the OpenAPI document. */
 export const errorResponses = {
   '4xx': Type.Ref('ErrorEnvelope'),
   '5xx': Type.Ref('ErrorEnvelope'),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_HANDLE_LENGTH, MAX_POSTS_PER_PAGE, MAX_SITE_DESCRIPTION_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH } from '../limits.js';
-import { NullableString, envelope } from './common.js';
+import { NullableString, StringEnum, envelope } from './common.js';
 
 /** A site's settings as GET and PATCH /api/v1/site answer them. */
 export const SiteSettings = Type.Object({
@@ -11,7 +11,24 @@ export const SiteSettings = Type.Object({
   url: NullableString,
   language: Type.String({ description: 'BCP 47 tag of the pages' }),
   postsPerPage: Type.Integer(),
-  publicUrl: Type.String({ description: 'Where readers find the site: its url, else PUBLIC_BASE_URL/sites/<handle>' }),
+  publicUrl: Type.String({ description: 'Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle>' }),
+  domain: Type.Union(
+    [
+      Type.Object({
+        host: Type.String(),
+        status: StringEnum(['pending', 'verified'], '`pending` until the host is proven: only then does it serve the site'),
+        verification: Type.Union([
+          Type.Object(
+            { type: Type.Literal('TXT'), name: Type.String({ description: '_blog-verify.<host>' }), value: Type.String({ description: 'The token the record must hold' }) },
+            { description: 'The DNS record that proves the domain, while pending' },
+          ),
+          Type.Null(),
+        ]),
+      }),
+      Type.Null(),
+    ],
+    { description: 'The state of the site’s own domain (its url); null without one' },
+  ),
 });
 
 export const PatchSiteBody = Type.Object(

@@ -5,7 +5,7 @@ import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
 import { FEED_SIZE, type PublicSiteQueries } from './public-common.js';
 import type { SiteRenderer } from './render.js';
 import type { PublicSite } from './types.js';
-import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, type ListKind } from './urls.js';
+import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, redirectPath, type ListKind } from './urls.js';
 
 /** A public response, rendered once and kept until the site's content changes. */
 export interface PublicResponse {
@@ -21,9 +21,77 @@ export interface PublicResponse {
 
 const HTML = 'text/html; charset=utf-8';
 const MAX_PAGE_NUMBER = 100_000;
+/** Answers kept in all; each site keeps at most SITE_CACHE_ENTRIES of them. */
 const CACHE_ENTRIES = 2000;
+const SITE_CACHE_ENTRIES = 200;
 
-type Rendered = Omit<PublicResponse, 'etag' | 'lastModified' | 'body'> & { body: string };
+/** `keep: false`: an answer for any path (a 404, a trailing-slash redirect) is never kept. */
+type Rendered = Omit<PublicResponse, 'etag' | 'lastModified' | 'body'> & { body: string; keep?: false };
+
+/**
+ * Answers kept per site, least recently used first out, bounded per site and in all: a site
+ * whose readers (or a stranger) ask for many addresses evicts its own answers first, never the
+ * pages of the other sites, and a site's answers under an older content version go at once.
+ */
+export class SiteAnswerCache<T> {
+  private readonly sites = new Map<string, { version: number; entries: Map<string, T> }>();
+  private total = 0;
+
+  constructor(
+    private readonly maxEntries = CACHE_ENTRIES,
+    private readonly maxPerSite = SITE_CACHE_ENTRIES,
+  ) {}
+
+  get size(): number {
+    return this.total;
+  }
+
+  /** How many answers `siteId` has kept (tests). */
+  sizeOf(siteId: string): number {
+    return this.sites.get(siteId)?.entries.size ?? 0;
+  }
+
+  get(siteId: string, version: number, key: string): T | undefined {
+    const bucket = this.sites.get(siteId);
+    if (!bucket || bucket.version !== version) return undefined;
+    const hit = bucket.entries.get(key);
+    if (hit === undefined) return undefined;
+    // Most recently used last, the site's bucket too: the oldest are evicted first.
+    bucket.entries.delete(key);
+    bucket.entries.set(key, hit);
+    this.sites.delete(siteId);
+    this.sites.set(siteId, bucket);
+    return hit;
+  }
+
+  set(siteId: string, version: number, key: string, value: T): void {
+    let bucket = this.sites.get(siteId);
+    if (bucket && bucket.version !== version) {
+      // A late answer read under an older version is not kept over the newer ones.
+      if (version < bucket.version) return;
+      this.total -= bucket.entries.size;
+      bucket = undefined;
+    }
+    this.sites.delete(siteId);
+    bucket ??= { version, entries: new Map() };
+    this.sites.set(siteId, bucket);
+    if (!bucket.entries.has(key)) this.total++;
+    bucket.entries.delete(key);
+    bucket.entries.set(key, value);
+    if (bucket.entries.size > this.maxPerSite) this.evictFrom(siteId, bucket);
+    // Past the overall bound: the least recently used site gives up its oldest answer.
+    while (this.total > this.maxEntries) {
+      const [oldestSite, oldest] = this.sites.entries().next().value!;
+      this.evictFrom(oldestSite, oldest);
+    }
+  }
+
+  private evictFrom(siteId: string, bucket: { entries: Map<string, T> }): void {
+    bucket.entries.delete(bucket.entries.keys().next().value!);
+    this.total--;
+    if (bucket.entries.size === 0) this.sites.delete(siteId);
+  }
+}
 
 const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('base64url')}"`;
 
@@ -39,7 +107,7 @@ function asset(file: string, contentType: string): PublicResponse {
  * write to the site moves its version (see touchSiteContent), so no stale page outlives it.
  */
 export class PublicPages {
-  private readonly cache = new Map<string, PublicResponse>();
+  private readonly cache = new SiteAnswerCache<PublicResponse>();
   private readonly assets: ReadonlyMap<string, PublicResponse>;
 
   constructor(
@@ -62,37 +130,40 @@ export class PublicPages {
   async page(site: Site, basePath: string, path: string): Promise<PublicResponse> {
     const fixed = this.assets.get(path);
     if (fixed) return fixed;
-    return this.cached(`${site.id}|${site.contentVersion}|${basePath}|${path}`, site, () => this.render(this.service.view(site, basePath), path));
+    return this.cached(`page|${basePath}|${path}`, site, () => this.render(this.service.view(site, basePath), path));
   }
 
   /** The 404 page for an address that names no site. */
   async noSite(): Promise<PublicResponse> {
-    return this.cached('|no-site', null, async () => ({ status: 404, contentType: HTML, body: await this.renderer.notFound(null) }));
+    return this.cached('no-site', null, async () => ({ status: 404, contentType: HTML, body: await this.renderer.notFound(null) }));
   }
 
   /**
-   * Any answer derived from a site's public content (the content API's too), kept per content
-   * version: `key` must name the site's id and version.
+   * Any answer derived from a site's public content (the content API's too), kept under the
+   * site's current content version: `key` names the answer within the site (a normalised path,
+   * and only the parameters the route reads). Answers marked `keep: false` are not kept.
    */
   async cached(key: string, site: Site | null, produce: () => Promise<Rendered>): Promise<PublicResponse> {
-    const hit = this.cache.get(key);
-    if (hit) {
-      // Most recently used last: the oldest entry is the first evicted.
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit;
-    }
-    const rendered = await produce();
+    const siteId = site?.id ?? '';
+    const version = site?.contentVersion ?? 0;
+    const hit = this.cache.get(siteId, version, key);
+    if (hit) return hit;
+    const { keep, ...rendered } = await produce();
     const body = Buffer.from(rendered.body);
     const response = { ...rendered, body, etag: etagOf(body), lastModified: site?.contentUpdatedAt ?? site?.createdAt ?? new Date(0) };
-    this.cache.set(key, response);
-    if (this.cache.size > CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    if (keep !== false) this.cache.set(siteId, version, key, response);
     return response;
   }
 
+  /** Answers kept for `siteId` (tests). */
+  keptFor(siteId: string): number {
+    return this.cache.sizeOf(siteId);
+  }
+
   private async render(site: PublicSite, path: string): Promise<Rendered> {
-    const redirect = (to: string): Rendered => ({ status: 301, contentType: HTML, body: '', location: `${site.basePath}${to}` });
-    const notFound = async (): Promise<Rendered> => ({ status: 404, contentType: HTML, body: await this.renderer.notFound(site) });
+    const redirect = (to: string): Rendered => ({ status: 301, contentType: HTML, body: '', location: redirectPath(site.basePath, to) });
+    // Any path can be a 404: not kept, or strangers could fill the cache with them.
+    const notFound = async (): Promise<Rendered> => ({ status: 404, contentType: HTML, body: await this.renderer.notFound(site), keep: false });
 
     switch (path) {
       case '/':
@@ -122,7 +193,8 @@ export class PublicPages {
     if (topic) {
       const [, kind, slug, pageText] = topic as unknown as [string, ListKind, string, string | undefined];
       const page = pageText === undefined ? 1 : Number(pageText);
-      if (pageText !== undefined && page === 1) return redirect(listPath(kind, slug));
+      // Not kept: the slug is not looked up first, so any slug would take a place.
+      if (pageText !== undefined && page === 1) return { ...redirect(listPath(kind, slug)), keep: false };
       if (page < 1 || page > MAX_PAGE_NUMBER) return notFound();
       const name = await this.service.topicName(site.id, kind, slug);
       if (!name) return notFound();
@@ -140,9 +212,9 @@ export class PublicPages {
       return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post) };
     }
 
-    // A page address without its trailing slash (not a file name) is the page's.
-    const last = path.slice(path.lastIndexOf('/') + 1);
-    if (last !== '' && !last.includes('.') && /^[/a-z0-9-]+$/.test(path)) return redirect(`${path}/`);
+    // A page address without its trailing slash (not a file name) is the page's: segments of
+    // [a-z0-9-] only, none empty (`//x` is no page of ours, and never a redirect).
+    if (/^(?:\/[a-z0-9-]+)+$/.test(path)) return { ...redirect(`${path}/`), keep: false };
     return notFound();
   }
 

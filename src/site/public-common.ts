@@ -82,7 +82,8 @@ export abstract class PublicSiteQueries {
       description: site.description,
       language: site.language,
       handle: site.handle,
-      baseUrl: site.url ?? `${this.publicBaseUrl}/sites/${site.handle}`,
+      // A domain not proven yet is no address of the site's: links stay on the platform.
+      baseUrl: site.url !== null && site.domainToken === null ? site.url : `${this.publicBaseUrl}/sites/${site.handle}`,
       basePath,
       postsPerPage: site.postsPerPage,
     };

@@ -38,3 +38,12 @@ export function listPath(kind: ListKind, slug: string, page = 1): string {
   const first = `/${kind}/${slug}/`;
   return page > 1 ? `${first}page/${page}/` : first;
 }
+
+/**
+ * A redirect target on this request's host: always a path. A `Location` starting with `//` or
+ * `/\` is a network-path reference a browser opens on another host (`//3232235777/` is
+ * http://192.168.1.1/), so leading slashes and backslashes fold into one `/`.
+ */
+export function redirectPath(basePath: string, path: string): string {
+  return `/${`${basePath}${path}`.replace(/^[/\\]+/, '')}`;
+}

@@ -35,7 +35,7 @@ export function dataVersionSignal(readDataVersion: () => number): ChangeSignal {
   };
 }
 
-/** A key's hash → what it authenticates as (null: no active key), for the cache below. */
+/** A key's hash → what it authenticates as (null: no active key, never kept), for the cache below. */
 export type CachedKey = AuthenticatedKey | null;
 
 /**
@@ -65,6 +65,11 @@ export class KeyLookupCache {
     return this.generation;
   }
 
+  /** How many keys are kept (tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** The cached answer for a hash, or undefined when it is not cached. */
   get(hash: string): CachedKey | undefined {
     if (!this.entries.has(hash)) return undefined;
@@ -77,7 +82,9 @@ export class KeyLookupCache {
 
   /** Keeps an answer read in `generation` (from checkSignal), unless the cache was dropped since. */
   set(hash: string, found: CachedKey, generation: number): void {
-    if (generation !== this.generation) return;
+    // Unknown keys are not kept: anyone can send endless new ones, which would push out the
+    // valid keys every request needs (failed authentications are rate-limited instead).
+    if (found === null || generation !== this.generation) return;
     this.entries.set(hash, found);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }

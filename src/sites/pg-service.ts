@@ -3,7 +3,8 @@ import type { Site } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { PgKeyAuthenticator, PgKeyChangeSignal, type PgKeyChangeOptions } from './pg-key-cache.js';
 import { createKey, createSiteWithKey, getSite, listKeys, listSites } from './pg-keys.js';
-import { updateSiteSettings } from './pg-settings.js';
+import { markDomainProven, updateSiteSettings } from './pg-settings.js';
+import { proveDomain, type DomainOptions } from './domain-proof.js';
 import type { ApiKeyInfo, AuthenticatedKey } from './keys.js';
 import type { SiteSettingsPatch } from './settings.js';
 
@@ -17,12 +18,13 @@ export class PgSiteService {
     private readonly db: PgExecutor,
     private readonly signal: PgKeyChangeSignal,
     private readonly authenticator: PgKeyAuthenticator,
+    private readonly domains: DomainOptions,
   ) {}
 
   /** Reads the key change counter once (rejecting when the database cannot answer), then watches it. */
-  static async open(db: PgExecutor, options: PgKeyChangeOptions = {}): Promise<PgSiteService> {
+  static async open(db: PgExecutor, options: PgKeyChangeOptions = {}, domains: DomainOptions = {}): Promise<PgSiteService> {
     const signal = await PgKeyChangeSignal.start(db, options);
-    return new PgSiteService(db, signal, new PgKeyAuthenticator(db, signal));
+    return new PgSiteService(db, signal, new PgKeyAuthenticator(db, signal), domains);
   }
 
   authenticate(key: string): Promise<AuthenticatedKey | undefined> {
@@ -44,7 +46,14 @@ export class PgSiteService {
   }
 
   update(siteId: string, patch: SiteSettingsPatch): Promise<Site> {
-    return updateSiteSettings(this.db, siteId, patch);
+    return updateSiteSettings(this.db, siteId, patch, new Date(), { reservedHosts: this.domains.reservedHosts });
+  }
+
+  /** SiteService.verifyDomain on PostgreSQL. */
+  async verifyDomain(siteId: string, how: { dns: boolean }): Promise<Site> {
+    const site = await this.get(siteId);
+    const checkedToken = await proveDomain(site, how, this.domains);
+    return markDomainProven(this.db, siteId, checkedToken);
   }
 
   createKey(siteId: string): Promise<{ key: string; info: ApiKeyInfo }> {

@@ -10,6 +10,7 @@ import {
   RESERVED_SLUGS,
 } from '../limits.js';
 import { slugify } from '../text/slug.js';
+import { hostnameOf, newDomainToken } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
 
 /*
@@ -75,6 +76,7 @@ export function newSite(name: string, handle: string, now: Date): Site {
     name,
     handle,
     url: null,
+    domainToken: null,
     description: null,
     language: 'en',
     postsPerPage: 10,
@@ -143,7 +145,24 @@ export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
   }
 }
 
-/** A question settings ask the database: the id of the site holding a handle, or answering on a host. */
+export interface SettingsOptions {
+  /** Hosts no site may claim (the service's own: see domains.ts reservedHosts). */
+  reservedHosts?: ReadonlySet<string>;
+}
+
+/**
+ * The pending domain a proof is about to settle (its host), or null when it is proven already.
+ * 409 when the site has no own domain, or when its token changed since the check (`checkedToken`
+ * null: an operator's word, whatever the token).
+ */
+export function domainToProve(site: Site, checkedToken: string | null): { host: string } | null {
+  if (!site.url) throw conflict('The site has no own domain: set its url first');
+  if (site.domainToken === null) return null;
+  if (checkedToken !== null && checkedToken !== site.domainToken) throw conflict('The site\'s domain changed while it was checked: check again');
+  return { host: new URL(site.url).host };
+}
+
+/** A question settings ask the database: the id of the site holding a handle, or answering on a host (proven: no pending token). */
 export type SettingsQuestion = { holderOf: 'handle'; handle: string } | { holderOf: 'host'; urls: [string, string] };
 
 /**
@@ -152,7 +171,12 @@ export type SettingsQuestion = { holderOf: 'handle'; handle: string } | { holder
  * yields its questions to the database and is resumed with the holder's id, so that SQLite
  * answers at once and PostgreSQL with promises, the rules being the same code.
  */
-export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: Date): Generator<SettingsQuestion, Partial<Site>, string | undefined> {
+export function* settingsChanges(
+  current: Site,
+  patch: SiteSettingsPatch,
+  now: Date,
+  options: SettingsOptions = {},
+): Generator<SettingsQuestion, Partial<Site>, string | undefined> {
   const changes: Partial<Site> = {};
   if (patch.name !== undefined) {
     const name = patch.name.trim();
@@ -173,10 +197,16 @@ export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: D
   }
   if (patch.url !== undefined) {
     changes.url = patch.url === null || patch.url.trim() === '' ? null : normalizeSiteUrl(patch.url);
-    if (changes.url && changes.url !== current.url) {
+    if (changes.url === null) changes.domainToken = null;
+    else if (changes.url !== current.url) {
       const host = new URL(changes.url).host;
+      if (options.reservedHosts?.has(hostnameOf(changes.url))) throw invalid('url', `is refused: ${host} is the service's own address`);
+      // Only a proven holder blocks: a pending claim cannot keep the domain's owner out.
       const holder = yield { holderOf: 'host', urls: urlsOfHost(host) };
       if (holder !== undefined && holder !== current.id) throw conflict(`Another site already answers on ${host}`);
+      // A new host must be proven; the same host under another scheme or port stays as it was.
+      const sameHost = current.url !== null && hostnameOf(current.url) === hostnameOf(changes.url);
+      changes.domainToken = sameHost ? current.domainToken : newDomainToken();
     }
   }
   if (patch.language !== undefined) {

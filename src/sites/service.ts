@@ -3,7 +3,8 @@ import type { Site } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { dataVersionSignal, KeyAuthenticator } from './key-cache.js';
 import { createKey, createSiteWithKey, getSite, listKeys, listSites, type ApiKeyInfo, type AuthenticatedKey } from './keys.js';
-import { updateSiteSettings, type SiteSettingsPatch } from './settings.js';
+import { markDomainProven, updateSiteSettings, type SiteSettingsPatch } from './settings.js';
+import { proveDomain, type DomainOptions } from './domain-proof.js';
 
 export type { Site, SiteSettingsPatch };
 
@@ -11,7 +12,10 @@ export type { Site, SiteSettingsPatch };
 export class SiteService {
   private readonly authenticator: KeyAuthenticator;
 
-  constructor(private readonly handle: DbHandle) {
+  constructor(
+    private readonly handle: DbHandle,
+    private readonly domains: DomainOptions = {},
+  ) {
     this.authenticator = new KeyAuthenticator(handle.db, dataVersionSignal(handle.dataVersion));
   }
 
@@ -40,7 +44,17 @@ export class SiteService {
 
   /** Changes a site's settings (name, description, handle, url, language, postsPerPage). */
   async update(siteId: string, patch: SiteSettingsPatch): Promise<Site> {
-    return updateSiteSettings(this.handle.db, siteId, patch);
+    return updateSiteSettings(this.handle.db, siteId, patch, new Date(), { reservedHosts: this.domains.reservedHosts });
+  }
+
+  /**
+   * Proves the site's own domain: by its DNS TXT record (`dns`), or on an operator's word.
+   * 409 when the record does not hold the token (yet); the site as it is when already proven.
+   */
+  async verifyDomain(siteId: string, how: { dns: boolean }): Promise<Site> {
+    const site = await this.get(siteId);
+    const checkedToken = await proveDomain(site, how, this.domains);
+    return markDomainProven(this.handle.db, siteId, checkedToken);
   }
 
   async createKey(siteId: string): Promise<{ key: string; info: ApiKeyInfo }> {

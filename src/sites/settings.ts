@@ -1,8 +1,8 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/client.js';
 import { sites, type Site } from '../db/schema.js';
-import { notFound } from '../errors.js';
-import { checkPatchNotEmpty, runSettingsSteps, settingsChanges, urlsOfHost, type SiteSettingsPatch } from './rules.js';
+import { conflict, notFound } from '../errors.js';
+import { checkPatchNotEmpty, domainToProve, runSettingsSteps, settingsChanges, urlsOfHost, type SettingsOptions, type SiteSettingsPatch } from './rules.js';
 
 export { normalizeSiteUrl, type SiteSettingsPatch } from './rules.js';
 
@@ -22,16 +22,39 @@ export function touchSiteContent(db: Executor, siteId: string, now = new Date())
   return prepared(db, moveContentVersion).get({ siteId, now: now.getTime() })?.version ?? null;
 }
 
-export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSettingsPatch, now = new Date()): Site {
+export function updateSiteSettings(db: Executor, siteId: string, patch: SiteSettingsPatch, now = new Date(), options: SettingsOptions = {}): Site {
   checkPatchNotEmpty(patch);
   return db.transaction((tx) => {
     const current = tx.select().from(sites).where(eq(sites.id, siteId)).get();
     if (!current) throw notFound('site');
-    const changes = runSettingsSteps(settingsChanges(current, patch, now), (question) =>
+    const changes = runSettingsSteps(settingsChanges(current, patch, now, options), (question) =>
       question.holderOf === 'handle'
         ? tx.select({ id: sites.id }).from(sites).where(eq(sites.handle, question.handle)).get()?.id
-        : tx.select({ id: sites.id }).from(sites).where(inArray(sites.url, question.urls)).get()?.id,
+        : tx.select({ id: sites.id }).from(sites).where(and(inArray(sites.url, question.urls), isNull(sites.domainToken))).get()?.id,
     );
+    tx.update(sites).set(changes).where(eq(sites.id, siteId)).run();
+    return { ...current, ...changes };
+  });
+}
+
+/**
+ * Marks the site's own domain proven (its token was found, or an operator vouches for it):
+ * from now on its host serves the site. 409 when it has no own domain, when the token changed
+ * since it was checked, or when another site proved the same host first.
+ */
+export function markDomainProven(db: Executor, siteId: string, checkedToken: string | null, now = new Date()): Site {
+  return db.transaction((tx) => {
+    const current = tx.select().from(sites).where(eq(sites.id, siteId)).get();
+    if (!current) throw notFound('site');
+    const pending = domainToProve(current, checkedToken);
+    if (!pending) return current;
+    const holder = tx
+      .select({ id: sites.id })
+      .from(sites)
+      .where(and(inArray(sites.url, urlsOfHost(pending.host)), isNull(sites.domainToken), ne(sites.id, siteId)))
+      .get();
+    if (holder) throw conflict(`Another site already answers on ${pending.host}`);
+    const changes = { domainToken: null, contentVersion: current.contentVersion + 1, contentUpdatedAt: now };
     tx.update(sites).set(changes).where(eq(sites.id, siteId)).run();
     return { ...current, ...changes };
   });
@@ -42,7 +65,8 @@ const lookups = (db: Executor) => ({
   byUrl: db
     .select()
     .from(sites)
-    .where(inArray(sites.url, [sql.placeholder('http'), sql.placeholder('https')]))
+    // Only a proven domain serves its site.
+    .where(and(inArray(sites.url, [sql.placeholder('http'), sql.placeholder('https')]), isNull(sites.domainToken)))
     .prepare(),
 });
 

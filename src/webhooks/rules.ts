@@ -94,6 +94,7 @@ export async function cleanUrl(raw: string, options: { allowPrivate: boolean; ch
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw problem('must use http or https');
   if (url.username || url.password) throw problem('must not carry credentials: authenticate receivers by the signature');
   if (url.hash) throw problem('must not have a #fragment');
+  if (url.port === '0') throw problem('must not use port 0');
   if (text.length > MAX_WEBHOOK_URL_LENGTH) throw problem(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   if (!options.allowPrivate) {
     try {

@@ -69,6 +69,8 @@ export function sendWebhook(rawUrl: string, headers: Record<string, string>, bod
     return Promise.resolve(failure('failed', `Not a valid URL: ${rawUrl}`));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve(failure('failed', `Only http and https URLs are called, not ${url.protocol}`));
+  // Port 0 is no port: connecting to it reaches whatever the system picks, never a receiver.
+  if (url.port === '0') return Promise.resolve(failure('failed', 'Port 0 is not a port a receiver listens on'));
   if (!options.allowPrivate) {
     const refused = literalAddressProblem(url);
     if (refused) return Promise.resolve(failure('failed', refused.message));

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Site } from '../../../src/sites/service.js';
 import { errorResponses } from '../../../src/schemas/common.js';
+import { domainState } from '../../../src/sites/domains.js';
 import { PatchSiteBody, SiteSettingsResponse } from '../../../src/schemas/site.js';
 
 const tags = ['site'];
@@ -10,7 +11,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicSite.view(site, '').baseUrl });
+  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicSite.view(site, '').baseUrl, domain: domainState(site) });
 
   app.get(
     '/site',
@@ -24,6 +25,24 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
     async (request) => ({
       success: true as const,
       data: { message: 'Site updated successfully', site: siteView(await app.sites.update(request.site.id, request.body)) },
+    }),
+  );
+
+  app.post(
+    '/site/domain/verify',
+    {
+      schema: {
+        tags,
+        operationId: 'verifySiteDomain',
+        summary: "Prove the site's own domain by its DNS TXT record",
+        description:
+          'Looks up the TXT record _blog-verify.<host> (see `domain.verification` of GET /api/v1/site); when it holds the token, the domain is proven and serves the site. 409 while it does not.',
+        response: { 200: SiteSettingsResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({
+      success: true as const,
+      data: { message: 'Domain verified', site: siteView(await app.sites.verifyDomain(request.site.id, { dns: true })) },
     }),
   );
 }

@@ -5,7 +5,7 @@ import { notFound } from '../../../src/errors.js';
 import { tagSlug } from '../../../src/site/markdown.js';
 import type { PublicPost, PublicSite } from '../../../src/site/types.js';
 import { postUrl } from '../../../src/site/urls.js';
-import { errorResponses } from '../../../src/schemas/common.js';
+import { NotModified, errorResponses } from '../../../src/schemas/common.js';
 import { ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
 
 const tags = ['content'];
@@ -45,15 +45,18 @@ export default async function contentRoutes(fastify: FastifyInstance) {
         security: [],
         params: ContentSiteParams,
         querystring: ContentListQuery,
-        response: { 200: ContentListResponse, ...errorResponses },
+        response: { 200: ContentListResponse, 304: NotModified, ...errorResponses },
       },
     },
     async (request, reply) => {
       const site = await siteOf(request.params.handle);
       const { page, limit, tag, category } = request.query;
       const view = app.publicSite.view(site, '');
-      const response = await app.publicPages.cached(`content|${site.id}|${site.contentVersion}|${request.url}`, site, async () => {
-        const topic = tag ? { kind: 'tag' as const, slug: tagSlug(tag) } : category ? { kind: 'category' as const, slug: tagSlug(category) } : undefined;
+      const topic = tag ? { kind: 'tag' as const, slug: tagSlug(tag) } : category ? { kind: 'category' as const, slug: tagSlug(category) } : undefined;
+      // Keyed by what the answer depends on, never the raw URL: other parameters, their order
+      // or spelling cannot make new entries.
+      const key = `content|list|${page}|${limit}|${topic ? `${topic.kind}:${topic.slug}` : ''}`;
+      const response = await app.publicPages.cached(key, site, async () => {
         const found = await app.publicSite.list(site.id, { page, limit, topic });
         const body = {
           success: true as const,
@@ -63,7 +66,10 @@ export default async function contentRoutes(fastify: FastifyInstance) {
             site: siteView(view),
           },
         };
-        return { status: 200, contentType: 'application/json; charset=utf-8', body: String(reply.serialize(body)) };
+        // An empty page (a tag nobody uses, a page past the end) can be asked for in endless
+        // spellings: answered, not kept.
+        const keep = found.posts.length > 0 ? undefined : (false as const);
+        return { status: 200, contentType: 'application/json; charset=utf-8', body: String(reply.serialize(body)), keep };
       });
       return app.sendPublic(request, reply, response);
     },
@@ -77,7 +83,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
         operationId: 'getPublicPost', summary: 'Retrieve a published post by its slug (unlisted ones too; no key needed)',
         security: [],
         params: ContentPostParams,
-        response: { 200: ContentPostResponse, ...errorResponses },
+        response: { 200: ContentPostResponse, 304: NotModified, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -85,7 +91,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
       const view = app.publicSite.view(site, '');
       const found = await app.publicSite.bySlug(site.id, request.params.slug);
       if (!found || !('post' in found)) throw notFound('post');
-      const response = await app.publicPages.cached(`content|${site.id}|${site.contentVersion}|post|${found.post.id}`, site, async () => ({
+      const response = await app.publicPages.cached(`content|post|${found.post.id}`, site, async () => ({
         status: 200,
         contentType: 'application/json; charset=utf-8',
         body: String(reply.serialize({ success: true as const, data: { post: postView(view, found.post), site: siteView(view) } })),

@@ -1,0 +1,1 @@
+ALTER TABLE `sites` ADD `domain_token` text;
