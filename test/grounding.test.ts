@@ -112,3 +112,22 @@ t.test('descriptions and titles read right for every shape of topic in the evalu
     t.notMatch(post.description, /\.\./, `${kind}: "${topic}": no doubled full stop`);
   }
 });
+
+t.test('with hybrid search the floors compare BM25 scores, and a passage only the vectors found is judged by its words', async (t) => {
+  const { groundingPassages } = await import('../src/generation/relevance.js');
+  const tomatoes = 'Tomatoes on a balcony need pots of at least 20 litres. Water tomatoes in pots deeply every morning, and twice a day in a heatwave.';
+  const houseplants = 'Potted houseplants want water when the top of the compost is dry. In summer, water potted plants more often, in the morning.';
+  const shop = 'Our garden centre sells potted plants all summer long. Potted plants come with a card on watering.';
+  const passages = [
+    // Fused ranks are all close together; their BM25 scores are not.
+    { fileId: 'a', fileName: 'balcony-tomatoes.md', text: tomatoes, score: 0.0325, lexicalScore: 6.2, ordinal: 0 },
+    { fileId: 'b', fileName: 'garden-centre.md', text: shop, score: 0.0318, lexicalScore: 0.4, ordinal: 0 },
+    { fileId: 'c', fileName: 'houseplant-care.txt', text: houseplants, score: 0.0161, lexicalScore: null, ordinal: 0 },
+  ];
+  const files = groundingPassages('Watering potted plants in summer', passages).map((p) => p.fileName);
+  t.ok(files.includes('balcony-tomatoes.md'), `the best document is drawn on (${files.join(', ')})`);
+  t.ok(files.includes('houseplant-care.txt'), 'a passage only the vectors found, about the topic, is drawn on');
+  t.notOk(files.includes('garden-centre.md'), 'a side document close in fused rank but far below in BM25 is not');
+  const lexical = passages.filter((p) => p.lexicalScore !== null).map(({ lexicalScore, ...p }) => ({ ...p, score: lexicalScore! }));
+  t.same(groundingPassages('Watering potted plants in summer', lexical).map((p) => p.fileName), ['balcony-tomatoes.md'], 'lexical search, the same scores: the same choice');
+});

@@ -385,6 +385,15 @@ export function isRelevant(profile: TopicProfile, units: readonly AnalysedUnit[]
   return window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core;
 }
 
+/**
+ * The score the floors compare: BM25's. A hybrid search's fused rank (about 0.016-0.033 for any
+ * passage) says too little about how well a passage matches; null for a passage only the vector
+ * ranking found, which the floors leave to the words it holds.
+ */
+function floorScore(passage: Passage): number | null {
+  return passage.lexicalScore === undefined ? passage.score : passage.lexicalScore;
+}
+
 /** A document's title as its file name gives it: "balcony-tomatoes.md" -> "balcony tomatoes". */
 function fileTitle(fileName: string): string {
   return fileName.replace(/\.[^.]+$/, '').replace(/[-_.]+/g, ' ');
@@ -420,7 +429,7 @@ export interface DocumentJudgement {
   window: number;
   passage: number;
   core: boolean;
-  /** Its best search score, and how many passages the search found of it. */
+  /** Its best BM25 score (-1 when only a vector search found it), and how many passages the search found of it. */
   score: number;
   passages: number;
 }
@@ -455,7 +464,7 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     window,
     passage,
     core,
-    score: first.score,
+    score: Math.max(...document.passages.map(({ passage }) => floorScore(passage) ?? -1)),
     passages: document.passages.length,
   };
   // A head named once makes the document about the topic only as its best source (see groundingPassages).
@@ -534,24 +543,27 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   const documents = [...groupByDocument(all).values()];
   const judged = documents.map((document) => ({ document, judgement: judgeDocument(profile, document) })).filter(({ judgement }) => judgement.relevant);
   const bestDocument = Math.max(0, ...judged.map(({ judgement }) => judgement.score));
+  // A document only the vector ranking found (hybrid search) has no BM25 score to compare: its
+  // words decide (judgeDocument), and its head must be prominent as for any second document.
   // Beside the best document, another is about the topic too only when it names the topic's
   // head prominently (title, heading, two sentences) and scores near the best: a side mention
   // grounds nothing.
   const relevantFiles = new Set(
     judged
-      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR))
+      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && (judgement.score < 0 || judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR)))
       .map(({ document }) => document.fileId),
   );
   const onTopic = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
   // Each relevant document's best passage first, so one long document cannot crowd out another.
   const firsts = onTopic.filter((entry, i) => onTopic.findIndex((other) => other.passage.fileId === entry.passage.fileId) === i);
   const relevant = [...firsts, ...onTopic.filter((entry) => !firsts.includes(entry))];
-  const best = relevant[0]?.passage.score ?? 0;
+  const best = Math.max(0, ...relevant.map(({ passage }) => floorScore(passage) ?? 0));
   const kept: Passage[] = [];
   const seen = new Set<string>();
   for (const { passage, units } of relevant) {
     if (kept.length >= limit) break;
-    if (best > 0 && passage.score < best * SCORE_FLOOR) continue;
+    const score = floorScore(passage);
+    if (best > 0 && score !== null && score < best * SCORE_FLOOR) continue;
     const keys = units.map((unit) => sentenceKey(unit.text)).filter((key) => key !== '');
     const total = keys.reduce((sum, key) => sum + key.length, 0);
     const repeated = keys.filter((key) => seen.has(key)).reduce((sum, key) => sum + key.length, 0);

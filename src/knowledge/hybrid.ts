@@ -37,7 +37,7 @@ export const embeddingText = (text: string) => withoutWordSeparators(text);
 export const RRF_K = 60;
 
 /** A passage's identity across rankings: its file and place in it. */
-const passageKey = (passage: Passage) => `${passage.fileId}\u0000${passage.ordinal ?? passage.text}`;
+export const passageKey = (passage: Passage) => `${passage.fileId}\u0000${passage.ordinal ?? passage.text}`;
 
 /**
  * Reciprocal rank fusion: each passage scores the sum over the rankings holding it of

@@ -12,6 +12,11 @@ export interface Passage {
   score: number;
   /** Place of the passage in its file (0 for the first chunk), when known: for reading order. */
   ordinal?: number;
+  /**
+   * Hybrid search only (where `score` is the fused rank): the passage's BM25 score, or null when
+   * only the vector ranking found it. Grounding's score floors compare BM25 scores.
+   */
+  lexicalScore?: number | null;
 }
 
 export interface SearchOptions {

@@ -7,7 +7,7 @@ import type { Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
 import type { MaybePromise } from '../maybe.js';
-import { FUSION_CANDIDATES, fuseRankings, type RetrievalMode, type VectorRetriever } from './hybrid.js';
+import { FUSION_CANDIDATES, fuseRankings, passageKey, type RetrievalMode, type VectorRetriever } from './hybrid.js';
 import { planSearch, type Passage, type SearchOptions } from './search.js';
 import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
 import { safeFileName, type ObjectStore } from './storage.js';
@@ -197,7 +197,9 @@ export class KnowledgeService {
     const candidates = { fileIds: plan.fileIds, limit: Math.max(plan.limit, FUSION_CANDIDATES) };
     const [lexical, nearest] = await Promise.all([this.files.search(siteId, query, candidates), vectors.nearest(siteId, query, candidates)]);
     if (!nearest) return { passages: lexical.slice(0, plan.limit), mode: 'lexical' };
-    return { passages: fuseRankings([lexical, nearest], plan.limit), mode: 'hybrid' };
+    const bm25 = new Map(lexical.map((passage) => [passageKey(passage), passage.score]));
+    const fused = fuseRankings([lexical, nearest], plan.limit).map((passage) => ({ ...passage, lexicalScore: bm25.get(passageKey(passage)) ?? null }));
+    return { passages: fused, mode: 'hybrid' };
   }
 
   /** Of the given ids, those that are the site's files (selected files a batch or task names). */
