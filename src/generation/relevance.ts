@@ -21,7 +21,7 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
-import { narrowerTerms, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
+import { narrowerByLevel, narrowerTerms, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
 import { parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
@@ -66,6 +66,8 @@ export interface TopicTerm {
    * -> pot), as stems, by their first stem: a passage using one is about the term too.
    */
   narrower: ReadonlyMap<string, readonly string[][]>;
+  /** Of those, the synonyms and direct kinds (one level down: "hive" for "beehive"), as stems. */
+  close: readonly string[][];
   /** Other words for the same thing, as stems: synonyms and derived forms ("cyclist": cycle, biker). */
   same: readonly string[][];
   /** The head noun of the topic's main noun phrase: what the topic is about. */
@@ -134,8 +136,9 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     const stems = words.flatMap((word) => stemsOf(word));
     const wordNet = noun && weight > 0 && first.pos === 'NOUN';
     const narrower = wordNet ? narrowerStems(first.lemma, stems) : NONE;
+    const close = wordNet ? closeKinds(first.lemma, stems) : [];
     const same = wordNet ? sameMeaningTerms(first.lemma).map((word) => stemsOf(word)).filter((s) => s.length > 0 && s.join(' ') !== stems.join(' ')) : [];
-    return { stems, weight, noun, weak, narrower, same, head: false };
+    return { stems, weight, noun, weak, narrower, close, same, head: false };
   });
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
@@ -164,6 +167,14 @@ function narrowerStems(lemma: string, own: readonly string[]): ReadonlyMap<strin
     narrowerCache.set(lemma, (found = byFirst));
   }
   return found;
+}
+
+/** Stems of the noun's synonyms and direct kinds ("hive" for "beehive"). */
+function closeKinds(lemma: string, own: readonly string[]): string[][] {
+  return narrowerByLevel(lemma)
+    .filter(({ level }) => level <= 1)
+    .map(({ word }) => stemsOf(word))
+    .filter((stems) => stems.length > 0 && stems.every((stem) => stem.length >= 3) && stems.join(' ') !== own.join(' '));
 }
 
 /**
@@ -502,6 +513,8 @@ function headNamed(profile: TopicProfile, units: readonly MatchUnit[], structure
   const mentions = body.filter((unit) => namesItself(unit, head)).length;
   // In a short text (a note of a few sentences) one mention is prominent.
   if (mentions >= Math.min(HEAD_MENTIONS, Math.ceil(body.length / 4))) return 'itself';
+  // A direct kind of it named in several sentences ("hives" for "beehives") is prominent too.
+  if (body.filter((unit) => head.close.some((sequence) => holdsSequence(unit.stems, sequence))).length >= HEAD_MENTIONS) return 'kind';
   for (const alternative of profile.alternatives) {
     const named = alternative.terms.some((term) => term.head) ? headNamed(alternative, units, structure) : null;
     if (named) return named;

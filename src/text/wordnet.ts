@@ -183,17 +183,22 @@ const NARROWER_DEFAULTS: NarrowerOptions = { senses: 3, levels: 3, minDepth: 4, 
  * nearest first. Empty for a word WordNet does not know as a noun, or one too general.
  */
 export function narrowerTerms(word: string, options: Partial<NarrowerOptions> = {}): string[] {
+  return narrowerByLevel(word, options).map(({ word: narrower }) => narrower);
+}
+
+/** narrowerTerms() with the hyponym level each word was found at (0: a synonym, 1: a direct kind). */
+export function narrowerByLevel(word: string, options: Partial<NarrowerOptions> = {}): { word: string; level: number }[] {
   const { senses, levels, minDepth, max } = { ...NARROWER_DEFAULTS, ...options };
   const db = load();
   const roots = nounSenses(word).slice(0, senses).filter((offset) => depth(db, offset) >= minDepth);
-  const words = new Set<string>();
+  const words = new Map<string, number>();
   const seen = new Set<number>(roots);
   let level = roots;
   for (let step = 0; step <= levels && level.length > 0 && words.size < max; step++) {
     const next: number[] = [];
     for (const offset of level) {
       const node = synset(db, offset);
-      for (const w of node.words) words.add(w);
+      for (const w of node.words) if (!words.has(w)) words.set(w, step);
       for (const h of node.hyponyms) {
         if (seen.has(h)) continue;
         seen.add(h);
@@ -202,5 +207,5 @@ export function narrowerTerms(word: string, options: Partial<NarrowerOptions> = 
     }
     level = next;
   }
-  return [...words].slice(0, max);
+  return [...words].slice(0, max).map(([w, step]) => ({ word: w, level: step }));
 }
