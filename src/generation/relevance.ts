@@ -21,7 +21,7 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
-import { narrowerByLevel, narrowerTerms, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
+import { narrowerByLevel, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
 import { parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
@@ -135,8 +135,7 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     const weak = single && first !== undefined && WEAK_POS.has(first.pos);
     const stems = words.flatMap((word) => stemsOf(word));
     const wordNet = noun && weight > 0 && first.pos === 'NOUN';
-    const narrower = wordNet ? narrowerStems(first.lemma, stems) : NONE;
-    const close = wordNet ? closeKinds(first.lemma, stems) : [];
+    const { byFirst: narrower, close } = wordNet ? narrowerStems(first.lemma, stems) : { byFirst: NONE, close: [] };
     const same = wordNet ? sameMeaningTerms(first.lemma).map((word) => stemsOf(word)).filter((s) => s.length > 0 && s.join(' ') !== stems.join(' ')) : [];
     return { stems, weight, noun, weak, narrower, close, same, head: false };
   });
@@ -149,32 +148,33 @@ export function topicProfile(topic: string, split = true): TopicProfile {
 }
 
 const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
-const narrowerCache = new Map<string, ReadonlyMap<string, readonly string[][]>>();
+interface NarrowerStems {
+  /** Every narrower word's stems, by first stem. */
+  byFirst: ReadonlyMap<string, readonly string[][]>;
+  /** Those of the synonyms and direct kinds (one level down: "hive" for "beehive"). */
+  close: readonly string[][];
+}
 
-/** The stems of the words WordNet files under a noun, by first stem (remembered per noun). */
-function narrowerStems(lemma: string, own: readonly string[]): ReadonlyMap<string, readonly string[][]> {
+const narrowerCache = new Map<string, NarrowerStems>();
+
+/** The stems of the words WordNet files under a noun, from one walk of its hyponyms (remembered per noun). */
+function narrowerStems(lemma: string, own: readonly string[]): NarrowerStems {
   let found = narrowerCache.get(lemma);
   if (!found) {
     const byFirst = new Map<string, string[][]>();
-    for (const word of narrowerTerms(lemma)) {
+    const close: string[][] = [];
+    for (const { word, level } of narrowerByLevel(lemma)) {
       const stems = stemsOf(word);
-      if (stems.length === 0 || stems.some((stem) => stem.length < 3) || (stems.length === 1 && stems[0] === own[0])) continue;
+      if (stems.length === 0 || stems.some((stem) => stem.length < 3) || stems.join(' ') === own.join(' ')) continue;
       const list = byFirst.get(stems[0]!) ?? [];
       list.push(stems);
       byFirst.set(stems[0]!, list);
+      if (level <= 1) close.push(stems);
     }
     if (narrowerCache.size > 500) narrowerCache.clear();
-    narrowerCache.set(lemma, (found = byFirst));
+    narrowerCache.set(lemma, (found = { byFirst, close }));
   }
   return found;
-}
-
-/** Stems of the noun's synonyms and direct kinds ("hive" for "beehive"). */
-function closeKinds(lemma: string, own: readonly string[]): string[][] {
-  return narrowerByLevel(lemma)
-    .filter(({ level }) => level <= 1)
-    .map(({ word }) => stemsOf(word))
-    .filter((stems) => stems.length > 0 && stems.every((stem) => stem.length >= 3) && stems.join(' ') !== own.join(' '));
 }
 
 /**
@@ -520,15 +520,6 @@ function headNamed(profile: TopicProfile, units: readonly MatchUnit[], structure
     if (named) return named;
   }
   return mentions > 0 ? 'once' : null;
-}
-
-/** The documents the passages come from, each judged (judgeDocument), in the order of their best passage. */
-export function judgeDocuments(topic: string, passages: readonly Passage[]): DocumentJudgement[] {
-  const profile = topicProfile(topic);
-  const ranked = [...passages].sort((a, b) => b.score - a.score);
-  const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
-  prepareNouns(profile, all.flatMap(({ units }) => units));
-  return [...groupByDocument(all).values()].map((document) => judgeDocument(profile, document));
 }
 
 function groupByDocument(all: readonly { passage: Passage; units: AnalysedUnit[] }[]): Map<string, DocumentEvidence> {

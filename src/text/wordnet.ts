@@ -180,13 +180,9 @@ const NARROWER_DEFAULTS: NarrowerOptions = { senses: 3, levels: 3, minDepth: 4, 
 /**
  * Words that name the noun or a kind of it: its synonyms and the lemmas of its hyponyms within
  * a few levels ("vegetable" -> "tomato", "container" -> "flowerpot", "pot"), lower case, the
- * nearest first. Empty for a word WordNet does not know as a noun, or one too general.
+ * nearest first, each with the level it was found at (0: a synonym, 1: a direct kind). Empty for
+ * a word WordNet does not know as a noun, or one too general.
  */
-export function narrowerTerms(word: string, options: Partial<NarrowerOptions> = {}): string[] {
-  return narrowerByLevel(word, options).map(({ word: narrower }) => narrower);
-}
-
-/** narrowerTerms() with the hyponym level each word was found at (0: a synonym, 1: a direct kind). */
 export function narrowerByLevel(word: string, options: Partial<NarrowerOptions> = {}): { word: string; level: number }[] {
   const { senses, levels, minDepth, max } = { ...NARROWER_DEFAULTS, ...options };
   const db = load();
