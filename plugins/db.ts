@@ -4,6 +4,9 @@ import type { Config } from '../src/config.js';
 import { describeDatabase, openBackend, type Backend } from '../src/db/backend.js';
 import type { DbHandle } from '../src/db/client.js';
 import { bootstrapFirstSite } from '../src/sites/keys.js';
+import type { Stores } from '../src/stores/index.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { bootstrapFirstSite as bootstrapFirstPgSite } from '../src/sites/pg-keys.js';
 
 declare module 'fastify' {
@@ -11,6 +14,8 @@ declare module 'fastify' {
     config: Config;
     /** For plugins that build services; routes use the services, never this. */
     backend: Backend;
+    /** Every store, built for the database in use (plugins decorate the app with them). */
+    stores: Stores;
     /** The SQLite database, when the service runs on SQLite (tests and benchmarks look behind the API with it). */
     database: DbHandle;
   }
@@ -38,6 +43,8 @@ export default fp(
     app.addHook('onClose', async () => backend.close());
     app.decorate('config', opts.config);
     app.decorate<Backend>('backend', backend);
+    // The one place that picks a database's stores.
+    app.decorate<Stores>('stores', backend.kind === 'sqlite' ? sqliteStores(backend.sqlite) : postgresStores(backend.postgres));
     if (backend.kind === 'sqlite') {
       app.decorate('database', backend.sqlite);
       // A listening server checkpoints in the background; tests that only inject keep SQLite's own.

@@ -1,0 +1,10 @@
+import type { StepDatabase } from '../db/steps.js';
+
+/**
+ * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
+ * written once over the steps bridge (src/db/steps.ts); plugins decorate the app with these.
+ */
+export interface Stores {
+  /** Runs stores' steps; for code that composes several stores' steps in one transaction. */
+  db: StepDatabase;
+}

@@ -1,0 +1,16 @@
+import type { DbHandle, Executor } from '../db/client.js';
+import { sqliteStepDatabase } from '../db/sqlite-steps.js';
+import type { SyncAdapters } from '../db/steps.js';
+import type { Stores } from './index.js';
+
+/** SQLite's answer to every port (a concern's statements as SQLite spells them). */
+export const sqliteAdapters: SyncAdapters<Executor> = {
+};
+
+/** Every store, on SQLite. */
+export function sqliteStores(handle: DbHandle): Stores {
+  const db = sqliteStepDatabase(handle.db, sqliteAdapters);
+  return {
+    db,
+  };
+}
