@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { twinOf } from '../src/db/backend.js';
 import type { Executor } from '../src/db/client.js';
 import type { PgExecutor } from '../src/db/postgres.js';
 import { PostWriter } from '../src/generation/writer.js';
@@ -8,8 +7,11 @@ import { JobLoop, type Clock, type JobHandler, type JobLoopOptions } from '../sr
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
-import { PgPostStore } from '../src/posts/pg-store.js';
-import { PostService } from '../src/posts/service.js';
+import type { PostInput, PostOrigin } from '../src/posts/store.js';
+import { postgresStepDatabase } from '../src/db/postgres-steps.js';
+import { sqliteStepDatabase } from '../src/db/sqlite-steps.js';
+import { postgresAdapters } from '../src/stores/postgres.js';
+import { sqliteAdapters } from '../src/stores/sqlite.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WEBHOOK_DELIVERY } from '../src/webhooks/service.js';
@@ -60,13 +62,17 @@ export default fp(
     let queue: JobQueue | PgJobQueue;
     if (backend.kind === 'sqlite') {
       const sqliteQueue = new JobQueue(backend.sqlite.db, scope);
-      const posts = twinOf(app.posts, PostService);
+      // glue until jobs lands: the post's steps inside the job's transaction.
+      const steps = sqliteStepDatabase(backend.sqlite.db, sqliteAdapters);
+      const posts = { insert: (tx: Executor, siteId: string, input: PostInput, origin: PostOrigin) => steps.runIn(tx, app.posts.createSteps(siteId, input, origin)) };
       // One server per DATA_DIR (its lock): jobs left running were left by a process that is gone.
       loop = new JobLoop(sqliteQueue, [generatePostHandler({ ...grounding, posts }), ...(opts.handlers ?? [])], { ...options, releaseAllAtStart: true });
       queue = sqliteQueue;
     } else {
       const pgQueue = new PgJobQueue(backend.postgres.db, scope);
-      const posts = twinOf(app.posts, PgPostStore);
+      // glue until jobs lands: the post's steps inside the job's transaction.
+      const steps = postgresStepDatabase(backend.postgres.db, postgresAdapters);
+      const posts = { insert: (tx: PgExecutor, siteId: string, input: PostInput, origin: PostOrigin) => steps.runIn(tx, app.posts.createSteps(siteId, input, origin)) };
       // Other instances may share the database: their running jobs are alive; a dead one's leases expire.
       loop = new JobLoop(pgQueue, [generatePostHandler<PgExecutor>({ ...grounding, posts }), ...(opts.handlers ?? [])], { ...options, releaseAllAtStart: false });
       queue = pgQueue;

@@ -9,8 +9,7 @@ import type { PgExecutor } from '../src/db/postgres.js';
 import { JobLoop, loopOver, systemClock, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
-import { PgPostStore } from '../src/posts/pg-store.js';
-import { PostService } from '../src/posts/service.js';
+import { ask } from '../src/db/steps.js';
 import { deliveryHandler, type DeliveryHandlerDeps } from '../src/webhooks/delivery.js';
 import { PgWebhookStore } from '../src/webhooks/pg-store.js';
 import { WEBHOOK_DELIVERY, WebhookService, type WebhookServiceOptions } from '../src/webhooks/service.js';
@@ -117,7 +116,10 @@ export default fp(
       const webhooks = new WebhookService(backend.sqlite.db, queue, serviceOptions);
       const deliveries = new JobLoop(queue, [deliveryHandler({ webhooks, ...sending })], { ...loopOptions, releaseAllAtStart: true });
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
-      twinOf(app.posts, PostService).onChange((tx, change) => webhooks.postChanged(tx, change));
+      // glue until jobs lands
+      app.posts.onChange(function* (change) {
+        yield* ask('glue', 'call', (tx: Executor) => webhooks.postChanged(tx, change));
+      });
       loopOver(app.jobs, JobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
       twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
       [service, loop] = [webhooks, deliveries];
@@ -127,7 +129,10 @@ export default fp(
       // Other instances may share the database: their attempts under way are alive.
       const deliveries = new JobLoop(queue, [deliveryHandler<PgExecutor>({ webhooks, ...sending })], { ...loopOptions, releaseAllAtStart: false });
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
-      twinOf(app.posts, PgPostStore).onChange((tx, change) => webhooks.postChanged(tx, change));
+      // glue until jobs lands
+      app.posts.onChange(function* (change) {
+        yield* ask('glue', 'call', (tx: PgExecutor) => webhooks.postChanged(tx, change));
+      });
       loopOver(app.jobs, PgJobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
       twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
       [service, loop] = [webhooks, deliveries];

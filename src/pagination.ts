@@ -10,10 +10,10 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
-const pageOf = <T>(page: number, limit: number, total: number, items: T[]): Page<T> => ({
-  items,
-  pagination: { page, limit, total, pages: Math.ceil(total / limit) },
-});
+/** Where page `page` of a list of `total` entries, `limit` per page, is. */
+export const paginationOf = (page: number, limit: number, total: number): Pagination => ({ page, limit, total, pages: Math.ceil(total / limit) });
+
+const pageOf = <T>(page: number, limit: number, total: number, items: T[]): Page<T> => ({ items, pagination: paginationOf(page, limit, total) });
 
 /** One page of a list: counts the whole list, then fetches the page's rows from their offset. */
 export function paginate<T>(page: number, limit: number, count: () => number, fetch: (offset: number, limit: number) => T[]): Page<T> {

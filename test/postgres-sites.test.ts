@@ -6,8 +6,9 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import type { Site } from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
-import { PgPostStore } from '../src/posts/pg-store.js';
-import { PostService, type PostInput, type PostPatch } from '../src/posts/service.js';
+import type { PostInput, PostPatch, PostStore } from '../src/posts/store.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { PgPublicSiteService } from '../src/site/pg-public.js';
 import { FEED_SIZE, PublicSiteService, type PublicSiteQueries } from '../src/site/public.js';
 import * as sqliteKeys from '../src/sites/keys.js';
@@ -44,7 +45,7 @@ interface SitesBackend {
   findSiteByHandle(handle: string): Promise<Site | undefined>;
   findSiteByHost(host: string): Promise<Site | undefined>;
   bootstrapFirstSite(name: string, key: string | null): Promise<{ site: Site; generatedKey: string | null } | null>;
-  posts: Pick<PgPostStore, 'create' | 'update' | 'toggle'>;
+  posts: Pick<PostStore, 'create' | 'update' | 'toggle'>;
   publicSite: PublicSiteQueries;
 }
 
@@ -70,7 +71,7 @@ function sqliteBackend(t: Test): SitesBackend {
     findSiteByHandle: async (handle) => s.findSiteByHandle(db, handle),
     findSiteByHost: async (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: async (name, key) => k.bootstrapFirstSite(db, name, key),
-    posts: new PostService(db),
+    posts: sqliteStores(handle).posts,
     publicSite: new PublicSiteService(db, PUBLIC_BASE_URL),
   };
 }
@@ -99,7 +100,7 @@ function postgresBackendOn(handle: PostgresHandle): SitesBackend {
     findSiteByHandle: (handle) => s.findSiteByHandle(db, handle),
     findSiteByHost: (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: (name, key) => k.bootstrapFirstSite(db, name, key),
-    posts: new PgPostStore(db),
+    posts: postgresStores(handle).posts,
     publicSite: new PgPublicSiteService(db, PUBLIC_BASE_URL),
   };
 }

@@ -1,10 +1,16 @@
 import type { PgExecutor, PostgresHandle } from '../db/postgres.js';
 import { postgresStepDatabase } from '../db/postgres-steps.js';
 import type { AsyncAdapters } from '../db/steps.js';
+import { postgresPosts } from '../posts/postgres.js';
+import { POSTGRES_TEXT } from '../posts/rules.js';
+import { PostStore } from '../posts/store.js';
+import { asyncGlue } from './glue.js';
 import type { Stores } from './index.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
+  posts: postgresPosts,
+  glue: asyncGlue,
 };
 
 /** Every store, on PostgreSQL. */
@@ -12,5 +18,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle.db, postgresAdapters);
   return {
     db,
+
+    posts: new PostStore(db, POSTGRES_TEXT),
   };
 }

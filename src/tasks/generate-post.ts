@@ -2,7 +2,7 @@ import type { Executor } from '../db/client.js';
 import { writeGroundedPost, type GroundedPost, type GroundingDeps } from '../generation/grounded.js';
 import type { JobHandler } from '../jobs/loop.js';
 import { then, type MaybePromise } from '../maybe.js';
-import type { PostInput, PostOrigin, PostRow } from '../posts/service.js';
+import type { PostInput, PostOrigin, PostRow } from '../posts/store.js';
 import { postStateFor, type TaskParams } from './batch.js';
 
 export const GENERATE_POST = 'generate-post';

@@ -2,7 +2,7 @@ import type { PostRow } from '../db/schema.js';
 import type { WebhookEvent } from '../limits.js';
 export { knowledgeResource } from '../knowledge/view.js';
 export { postResource } from '../posts/view.js';
-import type { PostChange } from '../posts/service.js';
+import type { PostChange } from '../posts/store.js';
 import type { Task } from '../tasks/service.js';
 
 /**

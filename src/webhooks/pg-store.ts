@@ -8,7 +8,7 @@ import type { JobOutcome } from '../jobs/loop.js';
 import type { JobRow, PgJobQueue } from '../jobs/pg-queue.js';
 import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_ATTEMPTS_SHOWN, WEBHOOK_DELIVERY_RETENTION_MS, type WebhookDeliveryStatus, type WebhookEvent } from '../limits.js';
 import { paginateAsync, type Page } from '../pagination.js';
-import type { PostChange } from '../posts/service.js';
+import type { PostChange } from '../posts/store.js';
 import { GENERATE_POST } from '../tasks/generate-post.js';
 import { toTask } from '../tasks/service.js';
 import { knowledgeResource, postEvents, postResource, taskResource } from './payloads.js';

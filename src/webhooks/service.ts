@@ -7,7 +7,7 @@ import type { JobOutcome } from '../jobs/loop.js';
 import type { JobQueue, JobRow } from '../jobs/queue.js';
 import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_ATTEMPTS_SHOWN, WEBHOOK_DELIVERY_RETENTION_MS, WEBHOOK_RETRY_WINDOW_MS, type WebhookDeliveryStatus, type WebhookEvent } from '../limits.js';
 import { paginate, type Page } from '../pagination.js';
-import type { PostChange } from '../posts/service.js';
+import type { PostChange } from '../posts/store.js';
 import { GENERATE_POST } from '../tasks/generate-post.js';
 import { toTask } from '../tasks/service.js';
 import type { checkDestination } from './address.js';

@@ -6,8 +6,7 @@ import * as sqliteSchema from '../../src/db/schema.js';
 import type { KnowledgeFileRow } from '../../src/db/schema.js';
 import type { JobOutcome } from '../../src/jobs/loop.js';
 import type { JobRow } from '../../src/jobs/queue-common.js';
-import { PgPostStore } from '../../src/posts/pg-store.js';
-import { PostService, type PostInput } from '../../src/posts/service.js';
+import type { PostInput } from '../../src/posts/store.js';
 import { PgWebhookStore } from '../../src/webhooks/pg-store.js';
 import { WebhookService } from '../../src/webhooks/service.js';
 
@@ -84,17 +83,8 @@ export function jobRows(app: FastifyInstance) {
     /** Inserts a post in a transaction that then fails (rejects with its error). */
     async rolledBackPost(siteId: string, input: PostInput): Promise<void> {
       const abort = new Error('abort');
-      if (backend.kind === 'sqlite') {
-        const posts = twinOf(app.posts, PostService);
-        backend.sqlite.db.transaction((tx) => {
-          posts.insert(tx, siteId, input);
-          throw abort;
-        });
-        return;
-      }
-      const posts = twinOf(app.posts, PgPostStore);
-      await backend.postgres.db.transaction(async (tx) => {
-        await posts.insert(tx, siteId, input);
+      await app.stores.db.write(function* () {
+        yield* app.posts.createSteps(siteId, input);
         throw abort;
       });
     },
