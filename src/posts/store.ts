@@ -111,7 +111,7 @@ export class PostStore {
     return this.db.write(() => this.locked(siteId, () => toggleSteps(siteId, postId, now), { picksSlug: false }));
   }
 
-  update(siteId: string, postId: string, patch: PostPatch, now = new Date()): Promise<PostRow> {
+  async update(siteId: string, postId: string, patch: PostPatch, now = new Date()): Promise<PostRow> {
     checkPatch(patch, this.text);
     return this.db.write(() => this.locked(siteId, () => updateSteps(siteId, postId, patch, now), { picksSlug: true }));
   }
@@ -133,14 +133,11 @@ export class PostStore {
       const total = byStatus ? totalOf(yield* ask('posts', 'counts', siteId), query.status) : yield* ask('posts', 'countMatching', siteId, query);
       const offset = (query.page - 1) * query.limit;
       const { limit } = query;
-      let items: string[] = [];
-      // Past the end there is nothing to read.
-      if (offset < total) {
-        const start = byStatus
-          ? yield* anchors.locate(siteId, query.status, version, offset, (from, skip, count) => ask('posts', 'creationTimes', siteId, query.status, from, skip, count))
-          : null;
-        items = start ? yield* ask('posts', 'pageFrom', siteId, query.status, start.from, start.skip, limit) : yield* ask('posts', 'listPage', siteId, query, offset, limit);
-      }
+      // Read even past the total: rows written behind the store's back (an import) still list.
+      const start = byStatus
+        ? yield* anchors.locate(siteId, query.status, version, offset, (from, skip, count) => ask('posts', 'creationTimes', siteId, query.status, from, skip, count))
+        : null;
+      const items = start ? yield* ask('posts', 'pageFrom', siteId, query.status, start.from, start.skip, limit) : yield* ask('posts', 'listPage', siteId, query, offset, limit);
       return kept.keepPage(siteId, version, query, { posts: jsonArray(items), pagination: paginationOf(query.page, limit, total) });
     });
   }
