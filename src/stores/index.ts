@@ -1,4 +1,6 @@
 import type { StepDatabase } from '../db/steps.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import type { PublicSite } from '../site/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -7,4 +9,8 @@ import type { StepDatabase } from '../db/steps.js';
 export interface Stores {
   /** Runs stores' steps; for code that composes several stores' steps in one transaction. */
   db: StepDatabase;
+  // public site and idempotency keys
+  /** What readers may see of each site (its pages are built from it). */
+  publicSite: PublicSite;
+  idempotency: IdempotencyStore;
 }

@@ -1,10 +1,17 @@
 import type { PgExecutor, PostgresHandle } from '../db/postgres.js';
 import { postgresStepDatabase } from '../db/postgres-steps.js';
 import type { AsyncAdapters } from '../db/steps.js';
+import { postgresIdempotency } from '../idempotency/postgres.js';
+import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
+import { postgresPublicSite } from '../site/postgres.js';
+import { PublicSite } from '../site/store.js';
 import type { Stores } from './index.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
+  // public site and idempotency keys
+  publicSite: postgresPublicSite,
+  idempotency: postgresIdempotency,
 };
 
 /** Every store, on PostgreSQL. */
@@ -12,5 +19,9 @@ export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle.db, postgresAdapters);
   return {
     db,
+    // public site and idempotency keys
+    publicSite: new PublicSite(db),
+    // Several instances share the database: a running request claims its key with a row.
+    idempotency: new IdempotencyStore(db, new LeasedClaims()),
   };
 }

@@ -1,10 +1,17 @@
 import type { DbHandle, Executor } from '../db/client.js';
 import { sqliteStepDatabase } from '../db/sqlite-steps.js';
 import type { SyncAdapters } from '../db/steps.js';
+import { sqliteIdempotency } from '../idempotency/sqlite.js';
+import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
+import { sqlitePublicSite } from '../site/sqlite.js';
+import { PublicSite } from '../site/store.js';
 import type { Stores } from './index.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
+  // public site and idempotency keys
+  publicSite: sqlitePublicSite,
+  idempotency: sqliteIdempotency,
 };
 
 /** Every store, on SQLite. */
@@ -12,5 +19,9 @@ export function sqliteStores(handle: DbHandle): Stores {
   const db = sqliteStepDatabase(handle.db, sqliteAdapters);
   return {
     db,
+    // public site and idempotency keys
+    publicSite: new PublicSite(db),
+    // One server per data folder: its running requests are known to it alone.
+    idempotency: new IdempotencyStore(db, new InProcessRequests()),
   };
 }
