@@ -6,8 +6,11 @@ import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import type { Begin, StoredResponse } from '../src/idempotency/decisions.js';
-import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
-import { IdempotencyStore } from '../src/idempotency/store.js';
+import { postgresStepDatabase } from '../src/db/postgres-steps.js';
+import { sqliteStepDatabase } from '../src/db/sqlite-steps.js';
+import { IdempotencyStore, InProcessRequests, LeasedClaims } from '../src/idempotency/store.js';
+import { postgresAdapters } from '../src/stores/postgres.js';
+import { sqliteAdapters } from '../src/stores/sqlite.js';
 import { IDEMPOTENCY_RUNNING_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/limits.js';
 import { ExtractionError } from '../src/knowledge/extract.js';
 import { chunkRows, chunkTextBytes, uploadedFileRow, type KnowledgeFileRow, type KnowledgeFileStore } from '../src/knowledge/file-rows.js';
@@ -21,7 +24,7 @@ import { SiteStorageUsage, storageUsage } from '../src/knowledge/usage.js';
 import { bothDatabases, type Databases } from './helpers/both-databases.js';
 import { postgresTests } from './helpers/postgres.js';
 
-// The PostgreSQL idempotency store (src/idempotency/pg-store.ts) and knowledge file statements
+// The idempotency store (src/idempotency/store.ts) on PostgreSQL and knowledge file statements
 // (src/knowledge/pg-files.ts, pg-usage.ts) beside SQLite's: the same scenario played on both
 // databases, with the same clock, must tell the same; then what only several instances sharing
 // PostgreSQL can show: requests with one key arriving at once on two instances.
@@ -36,26 +39,15 @@ function databases(t: Test): Promise<Databases> {
   return bothDatabases(t, [SITE, OTHER_SITE].map(siteRow));
 }
 
-/** What both idempotency stores offer, answered asynchronously. */
-interface Keys {
-  begin(siteId: string, key: string, fingerprint: string | null, now: number): Promise<Begin>;
-  complete(siteId: string, key: string, fingerprint: string, response: StoredResponse): Promise<void>;
-  release(siteId: string, key: string): Promise<void>;
-  purge(now: number): Promise<number>;
-}
-
-const sqliteKeys = (store: IdempotencyStore): Keys => ({
-  begin: async (...args) => store.begin(...args),
-  complete: async (...args) => store.complete(...args),
-  release: async (...args) => store.release(...args),
-  purge: async (now) => store.purge(now),
-});
+/** The store as each database's wiring builds it (src/stores/): on PostgreSQL, one per instance. */
+const sqliteKeys = (db: Databases['sqlite']) => new IdempotencyStore(sqliteStepDatabase(db, sqliteAdapters), new InProcessRequests());
+const pgKeys = (handle: PostgresHandle) => new IdempotencyStore(postgresStepDatabase(handle.db, postgresAdapters), new LeasedClaims());
 
 const CREATED: StoredResponse = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"é 東京 🎉"}' };
 const ACCEPTED: StoredResponse = { status: 202, contentType: null, body: '' };
 
 /** Every decision of a scenario, in order: the same on both databases. */
-async function playIdempotency(keys: Keys): Promise<unknown[]> {
+async function playIdempotency(keys: IdempotencyStore): Promise<unknown[]> {
   const steps: unknown[] = [];
   const begin = async (label: string, siteId: string, key: string, fingerprint: string | null, now: number) =>
     steps.push([label, await keys.begin(siteId, key, fingerprint, now)]);
@@ -263,8 +255,8 @@ async function playKnowledge(backend: KnowledgeBackend, files: KnowledgeFileRow[
 function defineTests() {
   t.test('idempotency decisions are the same on both databases', async (t) => {
     const { sqlite, pg } = await databases(t);
-    const onSqlite = await playIdempotency(sqliteKeys(new IdempotencyStore(sqlite)));
-    const onPostgres = await playIdempotency(new PgIdempotencyStore(pg.db));
+    const onSqlite = await playIdempotency(sqliteKeys(sqlite));
+    const onPostgres = await playIdempotency(pgKeys(pg));
     t.same(onPostgres, onSqlite);
     // The scenario tells what it should, not merely the same on both.
     const decisions = new Map(onSqlite as [string, Begin | number][]);
@@ -279,8 +271,8 @@ function defineTests() {
 
   t.test('a claim left by an instance that stopped frees its key once its lease ends', async (t) => {
     const { pg } = await databases(t);
-    const stopped = new PgIdempotencyStore(pg.db);
-    const other = new PgIdempotencyStore(pg.db);
+    const stopped = pgKeys(pg);
+    const other = pgKeys(pg);
     t.same(await stopped.begin(SITE, 'k', 'f1', T0), { action: 'run' });
     t.same(await other.begin(SITE, 'k', 'f1', T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), { action: 'in-use' });
     t.equal(await other.purge(T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), 0, 'a live claim is not purged');
@@ -298,7 +290,7 @@ function defineTests() {
     const { pg, url } = await databases(t);
     const second = await openPostgres(url, { poolMax: 10 });
     t.teardown(() => second.close());
-    const instances = [new PgIdempotencyStore(pg.db), new PgIdempotencyStore(second.db)];
+    const instances = [pgKeys(pg), pgKeys(second)];
     const KEYS = 20;
     for (const round of ['fresh keys', 'expired keys']) {
       const now = round === 'fresh keys' ? T0 : T0 + IDEMPOTENCY_TTL_MS;

@@ -9,8 +9,8 @@ import { AppError } from '../src/errors.js';
 import type { PostInput, PostPatch, PostStore } from '../src/posts/store.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
-import { PgPublicSiteService } from '../src/site/pg-public.js';
-import { FEED_SIZE, PublicSiteService, type PublicSiteQueries } from '../src/site/public.js';
+import { siteView } from '../src/site/pages.js';
+import { FEED_SIZE, PublicSite } from '../src/site/store.js';
 import * as sqliteKeys from '../src/sites/keys.js';
 import { KEY_CHANGE_STALE_MS, PgKeyAuthenticator, PgKeyChangeSignal } from '../src/sites/pg-key-cache.js';
 import * as pgKeys from '../src/sites/pg-keys.js';
@@ -21,7 +21,7 @@ import { tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // Sites, API keys, settings and the public site's queries on PostgreSQL (pg-keys.ts,
-// pg-settings.ts, pg-public.ts) against SQLite's: the same operations with the same clock give
+// pg-settings.ts, and the public site's store, src/site/store.ts) against SQLite's: the same operations with the same clock give
 // the same results byte for byte; then what only instances sharing a PostgreSQL can show
 // (a revocation on one refused on the other within the documented bound, races for a handle).
 
@@ -46,7 +46,7 @@ interface SitesBackend {
   findSiteByHost(host: string): Promise<Site | undefined>;
   bootstrapFirstSite(name: string, key: string | null): Promise<{ site: Site; generatedKey: string | null } | null>;
   posts: Pick<PostStore, 'create' | 'update' | 'toggle'>;
-  publicSite: PublicSiteQueries;
+  publicSite: PublicSite;
 }
 
 const PUBLIC_BASE_URL = 'https://blogs.example.net';
@@ -72,7 +72,7 @@ function sqliteBackend(t: Test): SitesBackend {
     findSiteByHost: async (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: async (name, key) => k.bootstrapFirstSite(db, name, key),
     posts: sqliteStores(handle).posts,
-    publicSite: new PublicSiteService(db, PUBLIC_BASE_URL),
+    publicSite: sqliteStores(handle).publicSite,
   };
 }
 
@@ -101,7 +101,7 @@ function postgresBackendOn(handle: PostgresHandle): SitesBackend {
     findSiteByHost: (host) => s.findSiteByHost(db, host),
     bootstrapFirstSite: (name, key) => k.bootstrapFirstSite(db, name, key),
     posts: postgresStores(handle).posts,
-    publicSite: new PgPublicSiteService(db, PUBLIC_BASE_URL),
+    publicSite: postgresStores(handle).publicSite,
   };
 }
 
@@ -269,7 +269,7 @@ async function playPublicScenario(backend: SitesBackend): Promise<string> {
   await r.step('by handle', () => publicSite.byHandle(created.site.handle));
   await r.step('by host', () => publicSite.byHost('PUBLIC.example.com'));
   await r.step('by no host', () => publicSite.byHost(undefined));
-  await r.step('view', async () => publicSite.view((await publicSite.byHandle(created.site.handle))!, '/sites/public-blog'));
+  await r.step('view', async () => siteView((await publicSite.byHandle(created.site.handle))!, '/sites/public-blog', PUBLIC_BASE_URL));
   const pages = async (label: string, topic?: { kind: 'tag' | 'category'; slug: string }) => {
     for (let page = 1; page <= 4; page++) await r.step(`${label} page ${page}`, () => publicSite.list(siteId, { page, limit: 2, topic }));
   };

@@ -1,5 +1,7 @@
 import type { StepDatabase } from '../db/steps.js';
 import type { PostStore } from '../posts/store.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import type { PublicSite } from '../site/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -10,4 +12,8 @@ export interface Stores {
   db: StepDatabase;
 
   posts: PostStore;
+  // public site and idempotency keys
+  /** What readers may see of each site (its pages are built from it). */
+  publicSite: PublicSite;
+  idempotency: IdempotencyStore;
 }

@@ -5,12 +5,19 @@ import { postgresPosts } from '../posts/postgres.js';
 import { POSTGRES_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
 import { asyncGlue } from './glue.js';
+import { postgresIdempotency } from '../idempotency/postgres.js';
+import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
+import { postgresPublicSite } from '../site/postgres.js';
+import { PublicSite } from '../site/store.js';
 import type { Stores } from './index.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   posts: postgresPosts,
   glue: asyncGlue,
+  // public site and idempotency keys
+  publicSite: postgresPublicSite,
+  idempotency: postgresIdempotency,
 };
 
 /** Every store, on PostgreSQL. */
@@ -20,5 +27,9 @@ export function postgresStores(handle: PostgresHandle): Stores {
     db,
 
     posts: new PostStore(db, POSTGRES_TEXT),
+    // public site and idempotency keys
+    publicSite: new PublicSite(db),
+    // Several instances share the database: a running request claims its key with a row.
+    idempotency: new IdempotencyStore(db, new LeasedClaims()),
   };
 }

@@ -5,12 +5,19 @@ import { sqlitePosts } from '../posts/sqlite.js';
 import { SQLITE_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
 import { glue } from './glue.js';
+import { sqliteIdempotency } from '../idempotency/sqlite.js';
+import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
+import { sqlitePublicSite } from '../site/sqlite.js';
+import { PublicSite } from '../site/store.js';
 import type { Stores } from './index.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
   posts: sqlitePosts,
   glue,
+  // public site and idempotency keys
+  publicSite: sqlitePublicSite,
+  idempotency: sqliteIdempotency,
 };
 
 /** Every store, on SQLite. */
@@ -20,5 +27,9 @@ export function sqliteStores(handle: DbHandle): Stores {
     db,
 
     posts: new PostStore(db, SQLITE_TEXT),
+    // public site and idempotency keys
+    publicSite: new PublicSite(db),
+    // One server per data folder: its running requests are known to it alone.
+    idempotency: new IdempotencyStore(db, new InProcessRequests()),
   };
 }

@@ -11,7 +11,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicSite.view(site, '').baseUrl, domain: domainState(site) });
+  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicPages.view(site, '').baseUrl, domain: domainState(site) });
 
   app.get(
     '/site',
