@@ -39,7 +39,6 @@ export class InProcessRequests implements RunningRequests {
   /** By `site\nkey`: their fingerprint (null: an upload not hashed yet) and start. */
   private readonly running = new Map<string, { fingerprint: string | null; startedAt: number }>();
 
-  // eslint-disable-next-line require-yield -- a question of this process, not of the database
   *start(siteId: string, key: string, fingerprint: string | null, now: number): Steps<Begin> {
     const slot = slotOf(siteId, key);
     const running = this.running.get(slot);
