@@ -20,7 +20,7 @@ import { JobQueue } from '../src/jobs/queue.js';
 import type { ChunkSource } from '../src/knowledge/indexer.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { ReadinessService } from '../src/readiness.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
 import { BOOTSTRAP_KEY, buildTestApp, startApp, tempDataDir, testConfig, waitFor } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 

@@ -5,7 +5,7 @@ import { jobs, sites } from '../src/db/schema.js';
 import { JobLoop, loopOver, type JobHandler, type LoopQueue } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue, type Job, type JobRow } from '../src/jobs/queue.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
 import { tempDataDir, waitFor } from './helpers/app.js';
 
 // The queue and loop are tested with a kind of job of this test's own, which knows nothing of

@@ -10,7 +10,7 @@ import { uploadedFileRow, type IndexOutcome, type KnowledgeFileRow, type Knowled
 import { KnowledgeFiles } from '../src/knowledge/files.js';
 import { KnowledgeIndexer, type ChunkSource } from '../src/knowledge/indexer.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
 import { tempDataDir, waitFor } from './helpers/app.js';
 
 const silent = { info() {}, warn() {}, error() {} };

@@ -35,8 +35,6 @@ export interface PostPort {
   keepRedirect(post: PostRow, newSlug: string, now: Date): void;
   /** Adds a change to the site's post counts (atomically: other instances write too). */
   addToCounts(siteId: string, delta: PostCountValues, initial: PostCountValues): void;
-  /** Moves the site's content version (public pages and kept JSON are per version); answers the new one (null: no such site). */
-  touchContent(siteId: string, at: Date): number | null;
   /** The site's content version (0 for a site unknown). */
   contentVersion(siteId: string): number;
   /** The site's post counts, kept by every write; undefined before its first post. */

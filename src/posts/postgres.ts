@@ -123,14 +123,6 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
         },
       });
   },
-  touchContent: async (db, siteId, at) =>
-    first(
-      await db
-        .update(sites)
-        .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: at })
-        .where(eq(sites.id, siteId))
-        .returning({ version: sites.contentVersion }),
-    )?.version ?? null,
   contentVersion: async (db, siteId) => first(await db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, siteId)))?.version ?? 0,
   counts: async (db, siteId) =>
     first(await db.select({ drafts: postCounts.drafts, public: postCounts.public, unlisted: postCounts.unlisted }).from(postCounts).where(eq(postCounts.siteId, siteId))),

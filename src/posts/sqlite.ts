@@ -94,14 +94,6 @@ const selectCounts = (db: Executor) => db.select({ drafts: postCounts.drafts, pu
 
 const selectContentVersion = (db: Executor) => db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, sql.placeholder('siteId'))).prepare();
 
-const moveContentVersion = (db: Executor) =>
-  db
-    .update(sites)
-    .set({ contentVersion: sql`${sites.contentVersion} + 1`, contentUpdatedAt: sql`${sql.placeholder('now')}` })
-    .where(eq(sites.id, sql.placeholder('siteId')))
-    .returning({ version: sites.contentVersion })
-    .prepare();
-
 const hasTag = (tag: string) => sql`exists (select 1 from json_each(${posts.tags}) where fold(json_each.value) = fold(${tag}))`;
 
 // Newest first. Creation times are unique per site (see nextCreatedAt), so this is a total
@@ -196,7 +188,6 @@ export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
   },
   addToCounts: (db, siteId, delta, initial) =>
     void prepared(db, addToCounts).run({ siteId, ...delta, initialDrafts: initial.drafts, initialPublic: initial.public, initialUnlisted: initial.unlisted }),
-  touchContent: (db, siteId, at) => prepared(db, moveContentVersion).get({ siteId, now: at.getTime() })?.version ?? null,
   contentVersion: (db, siteId) => prepared(db, selectContentVersion).get({ siteId })?.version ?? 0,
   counts: (db, siteId) => prepared(db, selectCounts).get({ siteId }),
   countMatching: (db, siteId, query) => db.select({ n: count() }).from(posts).where(filtersOf(siteId, query)).get()!.n,

@@ -1,4 +1,4 @@
-import type { PostRow, Site } from '../db/schema.js';
+import type { PostRow } from '../db/schema.js';
 import type { ListKind } from './urls.js';
 
 /** A tag or category, by its slug. */
@@ -12,10 +12,6 @@ export interface Topic {
  * ("published"): public ones in lists, feeds and the sitemap ("listed"), unlisted ones by URL only.
  */
 export interface PublicSitePort {
-  /** The site readers reach at /sites/<handle>/. */
-  siteByHandle(handle: string): Site | undefined;
-  /** The site whose own, proven `url` has this host (`blog.example.com`, with `:port` when not the default). */
-  siteByHost(host: string): Site | undefined;
   /**
    * Listed posts (with the topic, matched by slugify() of the names), newest first, ties in
    * insertion order (`rowid` on both databases): `limit` of them from `offset`, and how many in all.

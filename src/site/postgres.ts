@@ -2,7 +2,6 @@ import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { postSlugRedirects, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
-import { findSiteByHandle, findSiteByHost } from '../sites/pg-settings.js';
 import type { PublicSitePort, Topic } from './port.js';
 
 const published = eq(posts.isDraft, false);
@@ -18,8 +17,6 @@ function listedWhere(siteId: string, topic: Topic | undefined): SQL {
 
 /** The public site's port on PostgreSQL. */
 export const postgresPublicSite: AsyncAdapter<PublicSitePort, PgExecutor> = {
-  siteByHandle: (tx, handle) => findSiteByHandle(tx, handle),
-  siteByHost: (tx, host) => findSiteByHost(tx, host),
   listed: async (tx, siteId, topic, limit, offset) => {
     const where = listedWhere(siteId, topic);
     // Both at once: outside a transaction each has a connection of its own.

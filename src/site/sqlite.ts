@@ -2,7 +2,6 @@ import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/client.js';
 import { postSlugRedirects, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
-import { findSiteByHandle, findSiteByHost } from '../sites/settings.js';
 import type { PublicSitePort, Topic } from './port.js';
 
 const p = (name: string) => sql.placeholder(name);
@@ -66,8 +65,6 @@ const updateRendered = (db: Executor) =>
 
 /** The public site's port on SQLite. */
 export const sqlitePublicSite: SyncAdapter<PublicSitePort, Executor> = {
-  siteByHandle: (tx, handle) => findSiteByHandle(tx, handle),
-  siteByHost: (tx, host) => findSiteByHost(tx, host),
   listed: (tx, siteId, topic, limit, offset) => {
     const list = lists[topic?.kind ?? 'all'];
     const params = { siteId, slug: topic?.slug };

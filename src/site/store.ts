@@ -50,12 +50,12 @@ export class PublicSite {
   constructor(private readonly db: StepDatabase) {}
 
   byHandle(handle: string): Promise<Site | undefined> {
-    return this.db.read(() => ask('publicSite', 'siteByHandle', handle));
+    return this.db.read(() => ask('sites', 'byHandle', handle));
   }
 
   /** The site whose own `url` is on this host, if any. */
   async byHost(host: string | undefined): Promise<Site | undefined> {
-    return host ? this.db.read(() => ask('publicSite', 'siteByHost', host)) : undefined;
+    return host ? this.db.read(() => ask('sites', 'byHost', host)) : undefined;
   }
 
   /** Published public posts, newest first, optionally those with a tag or category (by its slug). */

@@ -2,6 +2,7 @@ import type { StepDatabase } from '../db/steps.js';
 import type { PostStore } from '../posts/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { PublicSite } from '../site/store.js';
+import type { SiteStore } from '../sites/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -16,4 +17,7 @@ export interface Stores {
   /** What readers may see of each site (its pages are built from it). */
   publicSite: PublicSite;
   idempotency: IdempotencyStore;
+  // sites
+  /** Sites, their settings and API keys. */
+  sites: SiteStore;
 }

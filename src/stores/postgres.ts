@@ -9,6 +9,8 @@ import { postgresIdempotency } from '../idempotency/postgres.js';
 import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
 import { postgresPublicSite } from '../site/postgres.js';
 import { PublicSite } from '../site/store.js';
+import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
+import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
@@ -18,6 +20,8 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   // public site and idempotency keys
   publicSite: postgresPublicSite,
   idempotency: postgresIdempotency,
+  // sites
+  sites: postgresSites,
 };
 
 /** Every store, on PostgreSQL. */
@@ -31,5 +35,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
     publicSite: new PublicSite(db),
     // Several instances share the database: a running request claims its key with a row.
     idempotency: new IdempotencyStore(db, new LeasedClaims()),
+    // sites: the key cache follows the key change counter every instance moves.
+    sites: new SiteStore(db, { keyChanges: new PgKeyChangeSignal(handle.db), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
   };
 }

@@ -9,6 +9,8 @@ import { sqliteIdempotency } from '../idempotency/sqlite.js';
 import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
 import { sqlitePublicSite } from '../site/sqlite.js';
 import { PublicSite } from '../site/store.js';
+import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
+import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
@@ -18,6 +20,8 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   // public site and idempotency keys
   publicSite: sqlitePublicSite,
   idempotency: sqliteIdempotency,
+  // sites
+  sites: sqliteSites,
 };
 
 /** Every store, on SQLite. */
@@ -31,5 +35,7 @@ export function sqliteStores(handle: DbHandle): Stores {
     publicSite: new PublicSite(db),
     // One server per data folder: its running requests are known to it alone.
     idempotency: new IdempotencyStore(db, new InProcessRequests()),
+    // sites: keys are looked up at once (every request authenticates); another connection's commit drops the key cache.
+    sites: new SiteStore(db, { keyChanges: dataVersionSignal(handle.dataVersion), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
   };
 }
