@@ -4,7 +4,7 @@ import type { SyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/schema.js';
 import { POST_LIST_STATUSES, type PostListStatus } from '../limits.js';
 import type { PostPort } from './port.js';
-import { searchFilters, statusFilter, type ListQuery } from './rules.js';
+import { isByStatus, searchFilters, statusFilter, type ListQuery } from './rules.js';
 import { RESOURCE_MEMBERS } from './view.js';
 
 /*
@@ -152,8 +152,6 @@ const filtersOf = (siteId: string, query: ListQuery) => and(eq(posts.siteId, sit
 /** The statement a list query runs for one page (exported for the query-plan test). */
 export const listPageQuery = (db: Executor, siteId: string, query: ListQuery, offset: number) => listPage(db, filtersOf(siteId, query), query.limit, offset);
 
-const isFiltered = (query: ListQuery) => Boolean(query.tag || query.category || query.q);
-
 const jsonOf = (rows: { json: string }[]) => rows.map((row) => row.json);
 
 export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
@@ -192,7 +190,7 @@ export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
   counts: (db, siteId) => prepared(db, selectCounts).get({ siteId }),
   countMatching: (db, siteId, query) => db.select({ n: count() }).from(posts).where(filtersOf(siteId, query)).get()!.n,
   listPage: (db, siteId, query, offset, limit) =>
-    jsonOf(isFiltered(query) ? listPageQuery(db, siteId, { ...query, limit }, offset).all() : prepared(db, listPageByStatus[String(query.status)]).all({ siteId, limit, offset })),
+    jsonOf(!isByStatus(query) ? listPageQuery(db, siteId, { ...query, limit }, offset).all() : prepared(db, listPageByStatus[String(query.status)]).all({ siteId, limit, offset })),
   // Rows as arrays (no object per row): a deep list reads thousands of them.
   creationTimes: (db, siteId, status, from, skip, count) =>
     prepared(db, creationTimesByStatus[String(status satisfies PostListStatus | undefined)]).values({ siteId, from, skip, count }).map((row) => row[0] as number),

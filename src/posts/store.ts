@@ -7,6 +7,7 @@ import { SlugTakenMeanwhile } from './port.js';
 import {
   countChangeOf,
   found,
+  isByStatus,
   totalOf,
   type ListQuery,
   type PostChange,
@@ -32,8 +33,6 @@ const SLUG_ATTEMPTS = 5;
 
 const isSlugTakenMeanwhile = (error: unknown) => error instanceof SlugTakenMeanwhile;
 
-/** Whether a list is by status alone (its total is kept; deep pages start at anchors). */
-const isByStatus = (query: ListQuery) => !query.tag && !query.category && !query.q;
 
 /**
  * Posts of a site, on either database. Each write is one transaction holding the site's write
