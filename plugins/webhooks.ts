@@ -1,6 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
-import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { twinOf } from '../src/db/backend.js';
@@ -9,6 +7,7 @@ import type { PgExecutor } from '../src/db/postgres.js';
 import { JobLoop, loopOver, systemClock, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
+import { inTransaction } from '../src/knowledge/glue.js'; // glue until webhooks land
 import { PgPostStore } from '../src/posts/pg-store.js';
 import { PostService } from '../src/posts/service.js';
 import { deliveryHandler, type DeliveryHandlerDeps } from '../src/webhooks/delivery.js';
@@ -119,7 +118,7 @@ export default fp(
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
       twinOf(app.posts, PostService).onChange((tx, change) => webhooks.postChanged(tx, change));
       loopOver(app.jobs, JobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      app.knowledgeFiles.onSettled((file) => inTransaction((tx: Executor) => webhooks.knowledgeSettled(tx, file))); // glue until webhooks land
       [service, loop] = [webhooks, deliveries];
     } else {
       const queue = new PgJobQueue(backend.postgres.db, scope);
@@ -129,7 +128,7 @@ export default fp(
       deliveries.onSettled((tx, job, outcome) => webhooks.attemptJobFailed(tx, job, outcome));
       twinOf(app.posts, PgPostStore).onChange((tx, change) => webhooks.postChanged(tx, change));
       loopOver(app.jobs, PgJobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      app.knowledgeFiles.onSettled((file) => inTransaction((tx: PgExecutor) => webhooks.knowledgeSettled(tx, file))); // glue until webhooks land
       [service, loop] = [webhooks, deliveries];
     }
 

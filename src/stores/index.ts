@@ -1,4 +1,5 @@
 import type { StepDatabase } from '../db/steps.js';
+import type { KnowledgeStores } from '../knowledge/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -7,4 +8,7 @@ import type { StepDatabase } from '../db/steps.js';
 export interface Stores {
   /** Runs stores' steps; for code that composes several stores' steps in one transaction. */
   db: StepDatabase;
+
+  /** Knowledge files, search over them, their storage usage and chunk vectors. */
+  knowledge: KnowledgeStores;
 }
