@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { twinOf } from '../src/db/backend.js';
 import type { Executor } from '../src/db/client.js';
 import type { PgExecutor } from '../src/db/postgres.js';
 import { JobLoop, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { embeddingHandler, embeddingJob, KNOWLEDGE_EMBEDDING, queueMissingEmbeddings } from '../src/knowledge/embedding-job.js';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
-import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
+import { inTransaction } from '../src/knowledge/glue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -79,19 +77,25 @@ export default fp(
     if (backend.kind === 'sqlite') {
       const queue = new JobQueue(backend.sqlite.db, scope);
       loop = new JobLoop(queue, [embeddingHandler<Executor>(handlerDeps)], { ...options, releaseAllAtStart: true });
-      twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => {
-        if (file.status !== 'indexed') return;
-        if (queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
-      });
+      // glue until jobs land: the queue still takes SQLite's transaction.
+      app.knowledgeFiles.onSettled((file) =>
+        inTransaction((tx: Executor) => {
+          if (file.status !== 'indexed') return;
+          if (queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
+        }),
+      );
       queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
     } else {
       const queue = new PgJobQueue(backend.postgres.db, scope);
       // Other instances may share the database: their running jobs are alive.
       loop = new JobLoop(queue, [embeddingHandler<PgExecutor>(handlerDeps)], { ...options, releaseAllAtStart: false });
-      twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled(async (tx, file) => {
-        if (file.status !== 'indexed') return;
-        if (await queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
-      });
+      // glue until jobs land: the queue still takes PostgreSQL's transaction.
+      app.knowledgeFiles.onSettled((file) =>
+        inTransaction(async (tx: PgExecutor) => {
+          if (file.status !== 'indexed') return;
+          if (await queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
+        }),
+      );
       queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
     }
     app.decorate('embeddings', { loop, queueMissing });

@@ -1,15 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
-import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { twinOf } from '../src/db/backend.js';
 import type { Executor } from '../src/db/client.js';
 import type { PgExecutor } from '../src/db/postgres.js';
 import { JobLoop, loopOver, systemClock, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
 import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { ask } from '../src/db/steps.js';
+import { inTransaction } from '../src/knowledge/glue.js'; // glue until webhooks land
 import { deliveryHandler, type DeliveryHandlerDeps } from '../src/webhooks/delivery.js';
 import { PgWebhookStore } from '../src/webhooks/pg-store.js';
 import { WEBHOOK_DELIVERY, WebhookService, type WebhookServiceOptions } from '../src/webhooks/service.js';
@@ -121,7 +119,7 @@ export default fp(
         yield* ask('glue', 'call', (tx: Executor) => webhooks.postChanged(tx, change));
       });
       loopOver(app.jobs, JobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      twinOf(app.knowledgeFiles, KnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      app.knowledgeFiles.onSettled((file) => inTransaction((tx: Executor) => webhooks.knowledgeSettled(tx, file))); // glue until webhooks land
       [service, loop] = [webhooks, deliveries];
     } else {
       const queue = new PgJobQueue(backend.postgres.db, scope);
@@ -134,7 +132,7 @@ export default fp(
         yield* ask('glue', 'call', (tx: PgExecutor) => webhooks.postChanged(tx, change));
       });
       loopOver(app.jobs, PgJobQueue).onSettled((tx, job, outcome) => webhooks.taskSettled(tx, job, outcome));
-      twinOf(app.knowledgeFiles, PgKnowledgeFiles).onSettled((tx, file) => webhooks.knowledgeSettled(tx, file));
+      app.knowledgeFiles.onSettled((file) => inTransaction((tx: PgExecutor) => webhooks.knowledgeSettled(tx, file))); // glue until webhooks land
       [service, loop] = [webhooks, deliveries];
     }
 

@@ -1,3 +1,5 @@
+import type { Steps } from './db/steps.js';
+
 export interface Pagination {
   page: number;
   limit: number;
@@ -30,4 +32,10 @@ export async function paginateAsync<T>(
 ): Promise<Page<T>> {
   const [total, items] = await Promise.all([count(), fetch((page - 1) * limit, limit)]);
   return pageOf(page, limit, total, items);
+}
+
+/** paginate() as a store's steps (src/db/steps.ts): the count, then the page's rows from their offset. */
+export function* paginateSteps<T>(page: number, limit: number, count: () => Steps<number>, fetch: (offset: number, limit: number) => Steps<T[]>): Steps<Page<T>> {
+  const total = yield* count();
+  return pageOf(page, limit, total, yield* fetch((page - 1) * limit, limit));
 }

@@ -3,6 +3,7 @@ import type { PostStore } from '../posts/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { PublicSite } from '../site/store.js';
 import type { SiteStore } from '../sites/store.js';
+import type { KnowledgeStores } from '../knowledge/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -20,4 +21,6 @@ export interface Stores {
   // sites
   /** Sites, their settings and API keys. */
   sites: SiteStore;
+  /** Knowledge files, search over them, their storage usage and chunk vectors. */
+  knowledge: KnowledgeStores;
 }

@@ -12,6 +12,9 @@ import { PublicSite } from '../site/store.js';
 import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// knowledge
+import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
+import { knowledgeStores } from '../knowledge/store.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
@@ -22,6 +25,8 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   idempotency: postgresIdempotency,
   // sites
   sites: postgresSites,
+  // knowledge
+  ...knowledgePostgresAdapters,
 };
 
 /** Every store, on PostgreSQL. */
@@ -37,5 +42,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
     idempotency: new IdempotencyStore(db, new LeasedClaims()),
     // sites: the key cache follows the key change counter every instance moves.
     sites: new SiteStore(db, { keyChanges: new PgKeyChangeSignal(handle.db), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
+    // knowledge
+    knowledge: knowledgeStores(db),
   };
 }

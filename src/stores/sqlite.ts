@@ -12,6 +12,9 @@ import { PublicSite } from '../site/store.js';
 import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// knowledge
+import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
+import { knowledgeStores } from '../knowledge/store.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
@@ -22,6 +25,8 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   idempotency: sqliteIdempotency,
   // sites
   sites: sqliteSites,
+  // knowledge
+  ...knowledgeSqliteAdapters,
 };
 
 /** Every store, on SQLite. */
@@ -37,5 +42,7 @@ export function sqliteStores(handle: DbHandle): Stores {
     idempotency: new IdempotencyStore(db, new InProcessRequests()),
     // sites: keys are looked up at once (every request authenticates); another connection's commit drops the key cache.
     sites: new SiteStore(db, { keyChanges: dataVersionSignal(handle.dataVersion), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
+    // knowledge
+    knowledge: knowledgeStores(db, sqliteKnowledgeOptions),
   };
 }
