@@ -1,8 +1,34 @@
+import type Database from 'better-sqlite3';
 import { WRITE_TRANSACTION, type Executor } from './client.js';
 import { runSync, type Steps, type StepDatabase, type SyncAdapters } from './steps.js';
 
-/** A savepoint in SQLite: Drizzle's nested transaction on better-sqlite3. */
-const savepoint = <T>(tx: Executor, body: (tx: Executor) => T): T => tx.transaction(body);
+/** The three statements of a savepoint, prepared once per connection. */
+const savepointStatements = new WeakMap<Database.Database, { open: Database.Statement; release: Database.Statement; undo: Database.Statement }>();
+
+/**
+ * A savepoint in SQLite, on the connection's own prepared statements: Drizzle's nested
+ * transaction prepares its SAVEPOINT and RELEASE anew each time and builds a transaction
+ * object, a sixth of a post's creation. Savepoints of one name nest (the innermost is meant).
+ */
+function savepoint<T>(tx: Executor, body: (tx: Executor) => T): T {
+  const client = (tx as unknown as { session: { client: Database.Database } }).session.client;
+  let statements = savepointStatements.get(client);
+  if (!statements) {
+    statements = { open: client.prepare('savepoint steps'), release: client.prepare('release steps'), undo: client.prepare('rollback to steps') };
+    savepointStatements.set(client, statements);
+  }
+  statements.open.run();
+  let result: T;
+  try {
+    result = body(tx);
+  } catch (error) {
+    statements.undo.run();
+    statements.release.run();
+    throw error;
+  }
+  statements.release.run();
+  return result;
+}
 
 /**
  * SQLite answering stores' steps: synchronously, a write inside one `BEGIN IMMEDIATE`

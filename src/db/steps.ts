@@ -14,6 +14,10 @@
  *
  * Each database then has to answer it (`SyncAdapters`, `AsyncAdapters`): a port missing from
  * either database's adapters does not compile.
+ *
+ * Write steps as module-level generator functions or methods, and hand them over in an arrow
+ * (`db.read(() => this.findSteps(id))`): V8 takes microseconds to make a generator function
+ * anew (a `function* () {}` written inside a method), against a fraction of one to call one.
  */
 
 /** The questions stores ask their database, by concern (each concern adds its port). */

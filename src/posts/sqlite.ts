@@ -70,7 +70,8 @@ const memberValue: Record<(typeof RESOURCE_MEMBERS)[number][1], (column: Column)
  * again. A test holds the two equal.
  */
 const postJson = sql<string>`json_object(${sql.join(
-  RESOURCE_MEMBERS.map(([name, kind]) => sql`${name}, ${memberValue[kind](posts[name as Exclude<typeof name, 'cta'>])}`),
+  // Member names are this module's own identifiers: written into the SQL, not bound on every call.
+  RESOURCE_MEMBERS.map(([name, kind]) => sql`${sql.raw(`'${name}'`)}, ${memberValue[kind](posts[name as Exclude<typeof name, 'cta'>])}`),
   sql`, `,
 )})`;
 
