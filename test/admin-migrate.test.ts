@@ -24,7 +24,7 @@ import postRoutes from '../routes/api/v1/posts.js';
 import siteSettingsRoutes from '../routes/api/v1/site.js';
 import contentRoutes from '../routes/content/v1/sites.js';
 import siteRoutes from '../routes/site.js';
-import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, projectRoot, startApp, startService, tempDataDir, testConfig } from './helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, nodeArgs, startApp, startService, tempDataDir, testConfig } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -531,12 +531,11 @@ postgresTests(() => {
   });
 
   t.test('the command line: one line and exit code 2 for a refusal, no stack trace', async (t) => {
-    const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
     const dataDir = tempDataDir(t);
     openDatabase(dataDir).close();
     const run = (args: string[]) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, [...loader, path.join(projectRoot, 'src/admin/cli.ts'), ...args], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } }, (error, stdout, stderr) =>
+        execFile(process.execPath, [...nodeArgs('src/admin/cli.ts'), ...args], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } }, (error, stdout, stderr) =>
           resolve({ code: error ? (error as { code?: number }).code ?? null : 0, stdout, stderr }),
         );
       });

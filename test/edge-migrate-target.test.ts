@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import t from 'tap';
 import { runAdmin } from '../src/admin/cli.js';
 import { openDatabase } from '../src/db/client.js';
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js';
+import { postgresSkip, startPostgres } from './helpers/postgres.js';
 import { tempDataDir, testConfig } from './helpers/app.js';
 
 const refusal = (promise: Promise<unknown>) =>
@@ -34,7 +34,7 @@ t.test('migrate-to-postgres takes its target from MIGRATE_TO_URL or standard inp
   t.match(both, { message: /^--to must be/ });
 });
 
-t.test('a whole migration with the URL on standard input', { skip: postgresUnavailable() ?? false }, async (t) => {
+t.test('a whole migration with the URL on standard input', { skip: postgresSkip() }, async (t) => {
   const dataDir = tempDataDir(t);
   openDatabase(dataDir).close();
   const url = await startPostgres(t);

@@ -7,9 +7,9 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { EXTRACTOR_PATH, runExtractor } from '../src/knowledge/extract-runner.js';
+import { runExtractor } from '../src/knowledge/extract-runner.js';
 import { DEFLATED, type ZipWriteEntry } from '../src/knowledge/zip.js';
-import { BOOTSTRAP_KEY, spawnServer, tempDataDir, waitFor } from './helpers/app.js';
+import { BOOTSTRAP_KEY, built, spawnServer, tempDataDir, waitFor } from './helpers/app.js';
 import { deflateRepeated, docxOf, docxParagraph, pdfWithContentStream } from './helpers/hostile.js';
 import { multipart } from './helpers/multipart.js';
 
@@ -93,8 +93,9 @@ t.test('an extractor ends itself at its own deadline, whatever its parent does',
   const dir = t.testdir();
   const { pdf } = pdfWithContentStream(TEXT_OP, Math.floor((31 * MiB) / TEXT_OP.length));
   const file = writeTemp(dir, 'slow.pdf', pdf);
-  // The extractor on its own, with no timer on this side: only its watchdog can stop it early.
-  const child = fork(EXTRACTOR_PATH, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  // The extractor on its own (compiled, as the server runs it), with no timer on this side:
+  // only its watchdog can stop it early.
+  const child = fork(built('src/knowledge/extract-worker.ts'), [], { execArgv: ['--enable-source-maps'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   t.teardown(() => child.kill('SIGKILL'));
   const started = Date.now();
   child.send({ filePath: file, ext: 'pdf', fileName: 'slow.pdf', deadlineMs: 1500 });

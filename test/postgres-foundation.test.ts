@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
@@ -14,9 +13,9 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { foldText, slugify } from '../src/text/slug.js';
+import { nodeArgs } from './helpers/built.js';
 import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from './helpers/postgres.js';
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 // ---------------------------------------------------------------------------------------------
 // The schemas are twins at compile time: every table's rows, read and written, have the same
@@ -182,11 +181,9 @@ function definePostgresTests() {
   t.test('instances starting at once on an empty database migrate it exactly once, and all come up', async (t) => {
     const url = await startPostgres(t);
     const instances = 4;
-    // The TypeScript loader tap runs this file with, for the children.
-    const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
     const children: { child: ChildProcess; output: string; exit: Promise<unknown[]> }[] = [];
     for (let i = 0; i < instances; i++) {
-      const child = spawn(process.execPath, [...loader, path.join(projectRoot, 'test/helpers/postgres-open.ts')], {
+      const child = spawn(process.execPath, nodeArgs('test/helpers/postgres-open.ts'), {
         env: { ...process.env, DATABASE_URL: url },
         stdio: ['pipe', 'pipe', 'pipe'],
       });

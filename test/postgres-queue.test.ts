@@ -1,20 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs, posts } from '../src/db/pg-schema.js';
 import { openPostgres, type PgExecutor, type PostgresHandle } from '../src/db/postgres.js';
 import { PgJobQueue, type JobRow } from '../src/jobs/pg-queue.js';
 import { commitPostFor, insertSite, postCount, SITE_ID } from './helpers/pg-job-effect.js';
+import { nodeArgs } from './helpers/built.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
 // The PostgreSQL job queue, tested against a throwaway PostgreSQL: the rules of the SQLite
 // queue (test/jobs-loop.test.ts tests them through the loop), then what only a database
 // shared by several instances can show: concurrent claims, and a worker killed mid-batch.
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NOTE = 'note';
 const T0 = Date.parse('2026-11-22T10:00:00.000Z');
 const LEASE_MS = 60_000;
@@ -355,10 +353,8 @@ function defineQueueTests() {
   t.test('a worker killed mid-batch: the survivor finishes every job, each with exactly one post', async (t) => {
     const s = await setup(t);
     const batch = await s.addJobs(100);
-    // The TypeScript loader tap runs this file with, for the children.
-    const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
     const startWorker = (env: Record<string, string>) => {
-      const child = spawn(process.execPath, [...loader, path.join(projectRoot, 'test/helpers/pg-queue-worker.ts')], {
+      const child = spawn(process.execPath, nodeArgs('test/helpers/pg-queue-worker.ts'), {
         env: { ...process.env, DATABASE_URL: s.url, LEASE_MS: '1500', ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });

@@ -10,7 +10,10 @@ import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestR
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { extractChunks } from '../../src/knowledge/extract.js';
+import { nodeArgs } from './built.js';
 import { startPostgres } from './postgres.js';
+
+export { built, nodeArgs } from './built.js';
 
 export const BOOTSTRAP_KEY = 'blog_test-bootstrap-key-0123456789abcdef';
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -125,10 +128,9 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** The real server (src/server.ts) in a child process, through the TypeScript loader tap runs tests with. */
+/** The real server (src/server.ts, compiled) in a child process. */
 export function spawnServer(env: Record<string, string>): ChildProcess {
-  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript') || arg === '--enable-source-maps');
-  return spawn(process.execPath, [...loader, path.join(projectRoot, 'src/server.ts')], {
+  return spawn(process.execPath, nodeArgs('src/server.ts'), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
