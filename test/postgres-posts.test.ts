@@ -6,7 +6,8 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOptions } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
-import { PgJobQueue } from '../src/jobs/pg-queue.js';
+import { enqueueSteps } from '../src/jobs/store.js';
+import { postgresStores } from '../src/stores/postgres.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
 import { PgPostStore, pgListPageQuery } from '../src/posts/pg-store.js';
 import { PostService, type ListQuery, type PostChange, type PostInput, type PostOrigin, type PostPatch } from '../src/posts/service.js';
@@ -319,10 +320,10 @@ function definePostTests() {
 
   t.test('listeners run inside the write: what they write commits with it, and their failure undoes it', async (t) => {
     const b = await postgresBackend(t);
-    const queue = new PgJobQueue(b.handle.db);
+    const { glue } = postgresStores(b.handle);
     let refuse = false;
     b.store.onChange(async (tx, change) => {
-      await queue.enqueue(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at, tx);
+      await glue.runIn(tx, enqueueSteps(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at));
       if (refuse) throw new Error('the outbox is full');
     });
     const post = await b.store.create(SITE_ID, { title: 'Outbox' }, {}, at(0));
