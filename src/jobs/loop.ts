@@ -310,7 +310,7 @@ export class JobLoop {
     const reclaimed = await this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
     if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'reclaimed jobs with expired leases');
     await this.fillSlots();
-    // Unless a job's outcome found the database away meanwhile (PostgreSQL's writes interleave).
+    // Unless a job's outcome found the database away meanwhile (outcomes are saved while polls run).
     if (blocked && this.blocked === blocked) {
       this.options.log.info({ after: blocked.reason }, 'job loop resumed');
       this.blocked = null;
@@ -318,8 +318,8 @@ export class JobLoop {
   }
 
   /**
-   * Claims for the free slots. One claim at a time (a poll's and a refill's may overlap where
-   * the queue answers promises), so that each counts the slots the one before it filled.
+   * Claims for the free slots. One claim at a time (a poll's and a refill's may overlap: the
+   * queue answers promises), so that each counts the slots the one before it filled.
    */
   private fillSlots(): Promise<void> {
     this.fillsPending++;

@@ -1,7 +1,7 @@
 import { ask, type StepDatabase, type Steps } from '../db/steps.js';
 import { conflict, notFound } from '../errors.js';
 import type { Page } from '../pagination.js';
-import type {} from './port.js';
+import type {} from './port.js'; // the jobs port the steps below ask
 import { byClaimOrder, isFinalFailure, newJobRows, noAttemptsLeft, type JobListQuery, type JobRow, type JobScope, type NewJob } from './rules.js';
 
 export type { Job, JobFilter, JobListQuery, JobRow, JobScope, NewJob } from './rules.js';
