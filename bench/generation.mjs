@@ -80,18 +80,17 @@ await runBench('bench/generation', async () => {
   const topics = makeTopics(seeded.gen, RUNS + WARMUP);
 
   // ---- in process: retrieval and composition alone ---------------------------------------------
-  // searchKnowledge on the app's own (drizzle) database, as KnowledgeService.search calls it.
-  const { searchKnowledge } = await dist('src/knowledge/search.js');
-  const searchDb = data.app.database.db;
+  // The app's search store, as KnowledgeService.search calls it.
+  const searchKnowledge = (siteId, query, options) => data.app.stores.knowledge.search.search(siteId, query, options);
   const { BuiltinGenerator } = await dist('src/generation/builtin/index.js');
   const { GENERATION_DEFAULTS, GROUNDING_PASSAGES } = await dist('src/generation/grounded.js');
   const builtin = new BuiltinGenerator();
   const compose = (topic, passages) => builtin.generate({ topic, ...GENERATION_DEFAULTS, targetAudience: null, passages, model: null });
-  for (const topic of topics.slice(0, WARMUP)) await compose(topic, searchKnowledge(searchDb, siteId, topic, { limit: GROUNDING_PASSAGES }));
+  for (const topic of topics.slice(0, WARMUP)) await compose(topic, await searchKnowledge(siteId, topic, { limit: GROUNDING_PASSAGES }));
   const inProcess = [];
   for (const topic of topics.slice(WARMUP)) {
     const t = performance.now();
-    const passages = searchKnowledge(searchDb, siteId, topic, { limit: GROUNDING_PASSAGES });
+    const passages = await searchKnowledge(siteId, topic, { limit: GROUNDING_PASSAGES });
     const t2 = performance.now();
     const { post } = await compose(topic, passages);
     inProcess.push({ searchMs: t2 - t, composeMs: performance.now() - t2, passages: passages.length, contentChars: post.content.length });

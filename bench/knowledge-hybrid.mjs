@@ -86,16 +86,16 @@ export async function hybridBench() {
 
       // ---- (a) the vector side alone, in process ---------------------------------------------------
       const { app, close } = await buildApp(dataDir);
-      const { ChunkEmbeddings } = await dist('src/knowledge/embeddings.js');
       const { unitVector } = await dist('src/knowledge/embedder.js');
-      const store = new ChunkEmbeddings(app.database.db);
+      const store = app.stores.knowledge.embeddings;
       const vectors = queries.map(({ kind, q }) => ({ kind, vector: unitVector(fakeVector(q, `${MODEL}:latest`, DIMENSIONS)) }));
-      for (const { vector } of vectors.slice(0, 30)) store.nearest(siteId, MODEL, vector, { limit: 50 });
-      const vectorSide = vectors.map(({ kind, vector }) => {
+      for (const { vector } of vectors.slice(0, 30)) await store.nearest(siteId, MODEL, vector, { limit: 50 });
+      const vectorSide = [];
+      for (const { kind, vector } of vectors) {
         const t = performance.now();
-        store.nearest(siteId, MODEL, vector, { limit: 50 });
-        return { kind, ms: performance.now() - t };
-      });
+        await store.nearest(siteId, MODEL, vector, { limit: 50 });
+        vectorSide.push({ kind, ms: performance.now() - t });
+      }
       await close();
 
       // ---- (b) a file uploaded without and with embeddings ----------------------------------------

@@ -8,7 +8,7 @@
 //     pdf/i216_nuclear.pdf and word/bigfile-01.docx, a generated 5 MB .txt and a generated PDF
 //     just under 10 MiB (uncompressed text pages, hand-written writer).
 // (b) Search p50/p95 on a site with 10,000 chunks (seeded straight into knowledge_files and
-//     knowledge_chunks; knowledge_fts follows by trigger), in process (searchKnowledge) and over HTTP
+//     knowledge_chunks; knowledge_fts follows by trigger), in process (the search store) and over HTTP
 //     (GET /api/v1/knowledge/search), with keyword, rare-word and natural-language queries.
 //     Target p95 < 10 ms.
 // (c) GET one post p99 (autocannon, 10 connections) with nothing being indexed (6 s before and
@@ -75,18 +75,18 @@ await runBench('bench/knowledge', async () => {
   console.log(`seeded ${postIds.length} posts and ${seeded.chunks} chunks (avg ${seeded.avgChunkChars} chars) in ${round(seedMs / 1000, 1)} s`);
 
   // ---- (b) search, in process ------------------------------------------------------------------
-  // searchKnowledge on the app's own (drizzle) database, as KnowledgeService.search calls it.
-  const { searchKnowledge } = await dist('src/knowledge/search.js');
-  const db = data.app.database.db;
+  // The app's search store, as KnowledgeService.search calls it.
+  const { search } = data.app.stores.knowledge;
   const queries = makeQueries(seeded.gen, QUERIES);
-  for (const { q } of queries) searchKnowledge(db, siteId, q, { limit: SEARCH_LIMIT }); // warm-up pass, not measured
-  const inProcess = queries.map(({ kind, q }) => {
+  for (const { q } of queries) await search.search(siteId, q, { limit: SEARCH_LIMIT }); // warm-up pass, not measured
+  const inProcess = [];
+  for (const { kind, q } of queries) {
     const t = performance.now();
-    const results = searchKnowledge(db, siteId, q, { limit: SEARCH_LIMIT });
-    return { kind, ms: performance.now() - t, results: results.length };
-  });
+    const results = await search.search(siteId, q, { limit: SEARCH_LIMIT });
+    inProcess.push({ kind, ms: performance.now() - t, results: results.length });
+  }
   const matchCount = data.sqlite.prepare('select count(*) as n from knowledge_fts where knowledge_fts match ?');
-  const { toFtsQuery } = await dist('src/knowledge/search.js');
+  const { toFtsQuery } = await dist('src/knowledge/sqlite.js');
   const matchedRows = Object.fromEntries(
     ['keywords', 'natural', 'rare'].map((kind) => {
       const sample = queries.filter((x) => x.kind === kind).slice(0, 20);

@@ -32,7 +32,7 @@ function previousFtsQuery(text) {
   return unique.length ? unique.map((w) => `"${w}"`).join(' OR ') : null;
 }
 
-/** The SQL of searchKnowledge, with the MATCH expression given. */
+/** The SQL of SQLite's search (src/knowledge/sqlite.ts), with the MATCH expression given. */
 function searchWith(sqlite, siteId, match) {
   if (!match) return [];
   return sqlite
@@ -73,7 +73,6 @@ function score(ranks) {
 
 await runBench('bench/retrieval', async () => {
   const { withoutWordSeparators } = await dist('src/text/cjk.js');
-  const { searchKnowledge } = await dist('src/knowledge/search.js');
 
   const before = await indexFixtures('before', (chunks) => chunks.map(withoutWordSeparators));
   const after = await indexFixtures('after', (chunks) => chunks);
@@ -81,7 +80,7 @@ await runBench('bench/retrieval', async () => {
   const rows = [];
   for (const { kind, q, answers } of QUERIES) {
     const old = searchWith(before.sqlite, before.siteId, previousFtsQuery(q));
-    const now = searchKnowledge(after.app.database.db, after.siteId, q, { limit: TOP });
+    const now = await after.app.stores.knowledge.search.search(after.siteId, q, { limit: TOP });
     const [rankBefore, rankAfter] = [firstRelevant(old, answers), firstRelevant(now, answers)];
     rows.push({ kind, query: q, before: rankBefore ?? '-', after: rankAfter ?? '-', top: now[0] ? `${now[0].fileName}` : '(none)', rankBefore, rankAfter });
   }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
 import { AuthFailureBudget } from '../src/sites/auth-failures.js';
-import type { AuthenticatedKey, SiteRef } from '../src/sites/keys.js';
+import type { AuthenticatedKey, SiteRef } from '../src/sites/rules.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,11 +3,9 @@ import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
 import { describeDatabase, openBackend, type Backend } from '../src/db/backend.js';
 import type { DbHandle } from '../src/db/client.js';
-import { bootstrapFirstSite } from '../src/sites/keys.js';
 import type { Stores } from '../src/stores/index.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
-import { bootstrapFirstSite as bootstrapFirstPgSite } from '../src/sites/pg-keys.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,7 +42,8 @@ export default fp(
     app.decorate('config', opts.config);
     app.decorate<Backend>('backend', backend);
     // The one place that picks a database's stores.
-    app.decorate<Stores>('stores', backend.kind === 'sqlite' ? sqliteStores(backend.sqlite) : postgresStores(backend.postgres));
+    const stores = backend.kind === 'sqlite' ? sqliteStores(backend.sqlite) : postgresStores(backend.postgres);
+    app.decorate<Stores>('stores', stores);
     if (backend.kind === 'sqlite') {
       app.decorate('database', backend.sqlite);
       // A listening server checkpoints in the background; tests that only inject keep SQLite's own.
@@ -55,10 +54,7 @@ export default fp(
     if (bootstrap) {
       const { siteName, bootstrapApiKey } = opts.config;
       const createFirstSite = async () => {
-        const created =
-          backend.kind === 'sqlite'
-            ? bootstrapFirstSite(backend.sqlite.db, siteName, bootstrapApiKey)
-            : await bootstrapFirstPgSite(backend.postgres.db, siteName, bootstrapApiKey);
+        const created = await stores.sites.bootstrapFirstSite(siteName, bootstrapApiKey);
         if (created?.generatedKey) bootstrap.onKey(created.site.id, created.generatedKey);
       };
       if (bootstrap.when === 'listen') app.addHook('onListen', createFirstSite);

@@ -3,7 +3,6 @@ import fp from 'fastify-plugin';
 import { JobLoop, jobLoopOptions, type Clock } from '../src/jobs/loop.js';
 import { enqueueUnlessPendingSteps } from '../src/jobs/store.js';
 import { embeddingHandler, embeddingJob, KNOWLEDGE_EMBEDDING, queueMissingEmbeddings } from '../src/knowledge/embedding-job.js';
-import { onKnowledgeSettled } from '../src/stores/glue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,8 +60,8 @@ export default fp(
 
     const queue = app.stores.jobs.scoped({ only: [KNOWLEDGE_EMBEDDING] });
     const loop = new JobLoop(queue, [embeddingHandler(handlerDeps)], options);
-    // glue until knowledge lands: app.knowledgeFiles.onSettled((file) => steps)
-    onKnowledgeSettled(app.knowledgeFiles, app.stores.glue, function* (file) {
+    // A file marked indexed queues its site's job in the same transaction.
+    app.knowledgeFiles.onSettled(function* (file) {
       if (file.status !== 'indexed') return;
       if (yield* enqueueUnlessPendingSteps(file.siteId, embeddingJob(file.siteId), maxAttempts)) wake();
     });

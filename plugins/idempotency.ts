@@ -3,8 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
 import fp from 'fastify-plugin';
 import { AppError, validationError } from '../src/errors.js';
 import { MultipartFingerprint, jsonFingerprint, multipartBoundary } from '../src/idempotency/fingerprint.js';
-import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
-import { IdempotencyStore, type Begin, type StoredResponse } from '../src/idempotency/store.js';
+import type { Begin, StoredResponse } from '../src/idempotency/store.js';
 import { MAX_FILE_BYTES, MAX_IDEMPOTENCY_KEY_LENGTH } from '../src/limits.js';
 
 declare module 'fastify' {
@@ -104,22 +103,14 @@ function replay(reply: FastifyReply, response: StoredResponse): FastifyReply {
  */
 export default fp(
   async function idempotencyPlugin(app: FastifyInstance) {
-    const { backend } = app;
-    // SQLite answers at once (no promise for a request with a key); PostgreSQL through promises.
-    const store = backend.kind === 'sqlite' ? new IdempotencyStore(backend.sqlite.db) : new PgIdempotencyStore(backend.postgres.db);
+    const store = app.stores.idempotency;
     /** Frees a key; a failure only delays it (the key's lease runs out). */
-    const release = (siteId: string, key: string) => {
-      try {
-        const released = store.release(siteId, key);
-        if (released instanceof Promise) return released.catch((error: unknown) => app.log.warn({ err: error }, 'could not free an idempotency key'));
-      } catch (error) {
-        app.log.warn({ err: error }, 'could not free an idempotency key');
-      }
-    };
+    const release = (siteId: string, key: string) =>
+      store.release(siteId, key).catch((error: unknown) => app.log.warn({ err: error }, 'could not free an idempotency key'));
     app.decorateRequest('idempotency', null);
 
-    /** What to do with a request; a promise only when an upload must be read first. */
-    const decide = (request: FastifyRequest, reply: FastifyReply): void | FastifyReply | Promise<FastifyReply | undefined> => {
+    /** What to do with a request: nothing without a key, else once its key was looked up. */
+    const decide = (request: FastifyRequest, reply: FastifyReply): undefined | Promise<FastifyReply | undefined> => {
       const header = request.headers[IDEMPOTENCY_HEADER];
       if (header === undefined) return;
       if (typeof header !== 'string' || !VALID_KEY.test(header)) {
@@ -150,11 +141,10 @@ export default fp(
             throw keyInUse();
         }
       };
-      const decision = store.begin(siteId, header, fingerprint, Date.now());
-      return decision instanceof Promise ? decision.then(act) : act(decision);
+      return store.begin(siteId, header, fingerprint, Date.now()).then(act);
     };
 
-    // Callback hooks: requests without a key (and JSON ones with one) never wait on a promise.
+    // Callback hooks: requests without a key never wait on a promise.
     const begin: preValidationHookHandler = function (request, reply, done) {
       let outcome: ReturnType<typeof decide>;
       try {
@@ -162,9 +152,9 @@ export default fp(
       } catch (error) {
         return done(error as Error);
       }
+      if (outcome === undefined) return done();
       // A replay was sent (a reply is returned): the request ends there, without done().
-      if (outcome instanceof Promise) outcome.then((sent) => sent === undefined && done(), (error: Error) => done(error));
-      else if (outcome === undefined) done();
+      outcome.then((sent) => sent === undefined && done(), (error: Error) => done(error));
     };
 
     const ran: preHandlerHookHandler = function (request, _reply, done) {
@@ -195,11 +185,6 @@ export default fp(
       if (!state || state.settled) return done(null, payload);
       state.settled = true;
       const digest = state.upload ? uploadDigest(request.raw, state.upload) : state.fingerprint;
-      if (!(digest instanceof Promise) && backend.kind === 'sqlite') {
-        // Synchronous underneath: settled before the answer leaves, without a promise per request.
-        void settle(request, reply, payload, digest);
-        return done(null, payload);
-      }
       Promise.resolve(digest).then(
         (fingerprint) => settle(request, reply, payload, fingerprint),
         () => release(state.siteId, state.key),

@@ -3,7 +3,6 @@ import fp from 'fastify-plugin';
 import { PostWriter } from '../src/generation/writer.js';
 import { JobLoop, jobLoopOptions, type Clock, type JobHandler } from '../src/jobs/loop.js';
 import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
-import { postInserterGlue } from '../src/stores/glue.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WEBHOOK_DELIVERY } from '../src/webhooks/rules.js';
@@ -36,12 +35,11 @@ export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
     const { config } = app;
     const grounding = { knowledge: app.knowledge, generator: app.generator };
-    const posts = postInserterGlue(app.posts); // glue until posts lands: then the posts store's insertSteps
     // Webhook deliveries and embeddings run in loops of their own (plugins/webhooks.ts,
     // plugins/embeddings.ts): never behind a generation, nor in its slots.
     const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING] });
     const options = jobLoopOptions(config, { concurrency: config.jobConcurrency, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
-    const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts }), ...(opts.handlers ?? [])], options);
+    const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts: app.posts }), ...(opts.handlers ?? [])], options);
     app.decorate('jobs', loop);
     app.decorate('tasks', new TaskService(app.stores.jobs, app.knowledge, app.generator, config.jobMaxAttempts));
     app.decorate('writer', new PostWriter({ ...grounding, posts: app.posts }));

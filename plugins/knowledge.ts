@@ -1,32 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
+import { OllamaEmbedder } from '../src/knowledge/embedder.js';
+import type { ChunkEmbeddings } from '../src/knowledge/embeddings.js';
+import type { KnowledgeFiles } from '../src/knowledge/files.js';
+import { VectorRetriever } from '../src/knowledge/hybrid.js';
 import { KnowledgeIndexer, type ChunkSource, type IndexerOptions } from '../src/knowledge/indexer.js';
-import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
-import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
 import { KnowledgeService } from '../src/knowledge/service.js';
 import { createObjectStore, describeStore, type ObjectStore } from '../src/knowledge/storage.js';
-import { SiteStorageUsage } from '../src/knowledge/usage.js';
-import { OllamaEmbedder } from '../src/knowledge/embedder.js';
-import { ChunkEmbeddings } from '../src/knowledge/embeddings.js';
-import { VectorRetriever, type EmbeddingStore } from '../src/knowledge/hybrid.js';
-import { PgChunkEmbeddings } from '../src/knowledge/pg-embeddings.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     knowledge: KnowledgeService;
     /**
-     * Knowledge file rows, chunks and status in the database DATABASE_URL chose. Plugins register
-     * here what runs inside the transaction that marks a file indexed or failed (`onSettled`):
-     * synchronous listeners on SQLite, asynchronous ones on PostgreSQL (narrow with twinOf).
+     * Knowledge file rows, chunks and status. Plugins register here what runs inside the
+     * transaction that marks a file indexed or failed (`onSettled`).
      */
-    knowledgeFiles: KnowledgeFiles | PgKnowledgeFiles;
+    knowledgeFiles: KnowledgeFiles;
     /** The background indexer (tests wait on it). */
     indexer: KnowledgeIndexer;
     /** Where knowledge files are stored (STORAGE_URL): local disk or an S3-compatible bucket. */
     objectStore: ObjectStore;
     /** Chunk vectors and the vector side of search, when OLLAMA_EMBED_MODEL names a model; null otherwise. */
-    vectors: { store: EmbeddingStore; retriever: VectorRetriever } | null;
+    vectors: { store: ChunkEmbeddings; retriever: VectorRetriever } | null;
   }
 }
 
@@ -48,42 +43,29 @@ export interface KnowledgeEmbeddingOptions {
   retryAfterMs?: number;
 }
 
-/** The vector store of the database in use, and the retriever over it, when an embedding model is configured. */
-function vectorsOf(app: FastifyInstance, options: KnowledgeEmbeddingOptions = {}) {
+/** The chunk vectors and the retriever over them, when an embedding model is configured. */
+function vectorsOf(app: FastifyInstance, store: ChunkEmbeddings, options: KnowledgeEmbeddingOptions = {}) {
   const model = app.config.ollamaEmbedModel;
   if (!model) return null;
   const embedder = new OllamaEmbedder({ host: app.config.ollamaHost, model, checkTtlMs: options.checkTtlMs, queryTimeoutMs: options.queryTimeoutMs });
-  const { backend } = app;
-  const store = backend.kind === 'sqlite' ? new ChunkEmbeddings(backend.sqlite.db) : new PgChunkEmbeddings(backend.postgres.db);
   return { store, retriever: new VectorRetriever(embedder, store, { retryAfterMs: options.retryAfterMs, log: app.log }) };
-}
-
-/** The files store and storage tally of the database in use, SQLite's or PostgreSQL's twin. */
-function knowledgeFilesOf(app: FastifyInstance) {
-  const { backend } = app;
-  if (backend.kind === 'sqlite') {
-    const usage = new SiteStorageUsage(backend.sqlite.db);
-    return { files: new KnowledgeFiles(backend.sqlite.db, usage), usage };
-  }
-  const usage = new PgSiteStorageUsage(backend.postgres.db);
-  return { files: new PgKnowledgeFiles(backend.postgres.db, usage), usage };
 }
 
 /** Knowledge files in the store STORAGE_URL names, their background indexer, and the knowledge service. */
 export default fp(
   async function knowledgePlugin(app: FastifyInstance, opts: KnowledgePluginOptions) {
     const store = await createObjectStore(app.config);
-    const { files, usage } = knowledgeFilesOf(app);
+    const { files, search, usage, embeddings } = app.stores.knowledge;
     const indexer = new KnowledgeIndexer(files, store, app.log, opts.chunkSource, {
       ...opts.indexer,
       maxTextBytes: app.config.maxExtractedTextBytes,
     });
     app.decorate('objectStore', store);
-    app.decorate<KnowledgeFiles | PgKnowledgeFiles>('knowledgeFiles', files);
+    app.decorate('knowledgeFiles', files);
     app.decorate('indexer', indexer);
-    const vectors = vectorsOf(app, opts.embeddings);
+    const vectors = vectorsOf(app, embeddings, opts.embeddings);
     app.decorate('vectors', vectors);
-    app.decorate('knowledge', new KnowledgeService(files, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage, vectors: vectors?.retriever }));
+    app.decorate('knowledge', new KnowledgeService(files, search, store, indexer, { quotaBytes: app.config.siteStorageQuotaBytes, usage, vectors: vectors?.retriever }));
     app.addHook('onReady', async () => {
       // A bucket that is missing or refused stops the start here, before the server listens.
       await store.open();

@@ -1,19 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { PgPostStore } from '../src/posts/pg-store.js';
-import { PostService } from '../src/posts/service.js';
+import type { PostStore } from '../src/posts/store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Posts, in the database DATABASE_URL chose (the same methods and answers on both). */
-    posts: PostService | PgPostStore;
+    /** Posts, in the database DATABASE_URL chose. */
+    posts: PostStore;
   }
 }
 
 export default fp(
   async function postsPlugin(app: FastifyInstance) {
-    const { backend } = app;
-    app.decorate<PostService | PgPostStore>('posts', backend.kind === 'sqlite' ? new PostService(backend.sqlite.db) : new PgPostStore(backend.postgres.db));
+    app.decorate('posts', app.stores.posts);
   },
   { name: 'posts', dependencies: ['db'] },
 );

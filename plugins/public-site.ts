@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { PublicPages, type PublicResponse } from '../src/site/pages.js';
-import { PgPublicSiteService } from '../src/site/pg-public.js';
-import { PublicSiteService } from '../src/site/public.js';
 import { createSiteRenderer } from '../src/site/render.js';
+import type { PublicSite } from '../src/site/store.js';
 import { iconFile, registerSiteViews, stylesheetFile } from '../src/site/views.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    publicSite: PublicSiteService | PgPublicSiteService;
+    publicSite: PublicSite;
     publicPages: PublicPages;
     /** Sends a public response with its caching headers, or 304 when the client's copy is current. */
     sendPublic(request: FastifyRequest, reply: FastifyReply, response: PublicResponse): FastifyReply;
@@ -32,11 +31,10 @@ export default fp(
     // the decorator exists: the templates take their data as an argument and need none.
     app.decorateReply('locals', null);
     await registerSiteViews(app);
-    const { backend } = app;
-    const service: PublicSiteService | PgPublicSiteService =
-      backend.kind === 'sqlite' ? new PublicSiteService(backend.sqlite.db, app.config.publicBaseUrl) : new PgPublicSiteService(backend.postgres.db, app.config.publicBaseUrl);
-    app.decorate<PublicSiteService | PgPublicSiteService>('publicSite', service);
-    app.decorate('publicPages', new PublicPages(service, createSiteRenderer((template, data) => app.view(template, data)), { stylesheet: stylesheetFile(), icon: iconFile() }));
+    const { publicSite } = app.stores;
+    app.decorate<PublicSite>('publicSite', publicSite);
+    const renderer = createSiteRenderer((template, data) => app.view(template, data));
+    app.decorate('publicPages', new PublicPages(publicSite, renderer, { stylesheet: stylesheetFile(), icon: iconFile() }, app.config.publicBaseUrl));
     app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {
       reply.header('Cache-Control', CACHE_CONTROL).header('ETag', response.etag).header('Last-Modified', response.lastModified.toUTCString());
       if (response.status === 200 && notModified(request, response)) return reply.code(304).send();

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { JobLoop, jobLoopOptions, systemClock, type Clock } from '../src/jobs/loop.js';
-import { onKnowledgeSettled, onPostChange } from '../src/stores/glue.js';
 import { deliveryHandler, type DeliveryHandlerDeps } from '../src/webhooks/delivery.js';
 import { WEBHOOK_DELIVERY, type WebhookStore, type WebhookStoreOptions } from '../src/webhooks/store.js';
 
@@ -55,8 +54,8 @@ export default fp(
     );
     loop.onSettled((job, outcome) => webhooks.attemptJobFailed(job, outcome));
     app.jobs.onSettled((job, outcome) => webhooks.taskSettled(job, outcome));
-    onPostChange(app.posts, app.stores.glue, (change) => webhooks.postChanged(change)); // glue until posts lands: app.posts.onChange(...)
-    onKnowledgeSettled(app.knowledgeFiles, app.stores.glue, (file) => webhooks.knowledgeSettled(file)); // glue until knowledge lands: app.knowledgeFiles.onSettled(...)
+    app.posts.onChange((change) => webhooks.postChanged(change));
+    app.knowledgeFiles.onSettled((file) => webhooks.knowledgeSettled(file));
 
     app.decorate('webhooks', webhooks);
     app.decorate('webhookDeliveries', loop);

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { maskDatabaseUrl } from './db/url.js';
+import { maskDatabaseUrl, type DatabaseTarget } from './db/url.js';
 import { DEFAULT_MAX_EXTRACTED_TEXT_MB, DEFAULT_SITE_STORAGE_QUOTA_MB } from './limits.js';
 
 export type GeneratorMode = 'auto' | 'ollama' | 'builtin';
@@ -261,11 +261,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** Where the data lives, from DATABASE_URL (see databaseTarget). */
-export type DatabaseTarget =
-  /** `path` null: the default, DATA_DIR/blog.db. */
-  | { kind: 'sqlite'; path: string | null }
-  | { kind: 'postgres'; url: string; poolMax: number };
+export type { DatabaseTarget };
 
 /**
  * DATABASE_URL read: unset or blank is SQLite in DATA_DIR (as ever); `file:` URLs and plain paths

@@ -11,8 +11,7 @@ import type { Config } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import { postgresStores } from '../src/stores/postgres.js';
-import { pgSearchKnowledge } from '../src/knowledge/pg-search.js';
-import { searchKnowledge } from '../src/knowledge/search.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { ErrorEnvelope, SiteSchema } from '../src/schemas/common.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin from '../plugins/db.js';
@@ -362,8 +361,8 @@ postgresTests(() => {
 
     // Knowledge search finds the same files on both databases.
     for (const q of ['grams of coffee', 'CL-101', 'Apache license']) {
-      const liteFiles = new Set(searchKnowledge(sqlite.db, site.main.id, q).map((passage) => passage.fileId));
-      const pgFiles = new Set((await pgSearchKnowledge(pg.db, site.main.id, q)).map((passage) => passage.fileId));
+      const liteFiles = new Set((await sqliteStores(sqlite).knowledge.search.search(site.main.id, q)).map((passage) => passage.fileId));
+      const pgFiles = new Set((await postgresStores(pg).knowledge.search.search(site.main.id, q)).map((passage) => passage.fileId));
       t.ok(liteFiles.size > 0, `"${q}" finds something`);
       t.same([...pgFiles].sort(), [...liteFiles].sort(), `"${q}" finds the same files`);
     }

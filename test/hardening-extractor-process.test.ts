@@ -102,3 +102,11 @@ t.test('an extractor ends itself at its own deadline, whatever its parent does',
   t.equal(signal, 'SIGKILL', `ended by its watchdog (code ${code})`);
   t.ok(Date.now() - started < 6000, `after ${Date.now() - started} ms, not after the ~9 s parse`);
 });
+
+t.test('an extractor whose parent is already gone when it starts ends at once, before reading any job', async (t) => {
+  // As if the server died between starting it and its modules loading: the pid it was given is not its parent's.
+  const child = fork(EXTRACTOR_PATH, [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: { ...process.env, EXTRACTOR_PARENT_PID: '1' } });
+  t.teardown(() => child.kill('SIGKILL'));
+  const [code, signal] = await once(child, 'exit');
+  t.same({ code, signal }, { code: 70, signal: null }, 'it exits as an orphan');
+});

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import type { ChunkSource } from '../src/knowledge/indexer.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { BOOTSTRAP_KEY, startApp, tempDataDir, testConfig, waitFor } from './helpers/app.js';
-import { createSiteWithKey } from '../src/sites/keys.js';
+import { createSiteWithKey } from './helpers/sites.js';
 import { multipart } from './helpers/multipart.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

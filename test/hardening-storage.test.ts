@@ -22,7 +22,7 @@ import { EFFECT, markSteps } from './helpers/job-effect.js';
 import type { ChunkSource } from '../src/knowledge/indexer.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { ReadinessService } from '../src/readiness.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
 import { BOOTSTRAP_KEY, buildTestApp, startApp, tempDataDir, testConfig, waitFor } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
 
@@ -254,7 +254,6 @@ t.test('the job loop backs off while the database is locked, instead of blocking
   const site = createSite(handle.db, 'Jobs');
   const queue = sqliteStores(handle).jobs;
   const clock = { ms: 1_000_000, now() { return this.ms; } };
-  // eslint-disable-next-line require-yield
   const handler: JobHandler<object, string> = { kind: 'note', run: async () => 'ok', *complete() { return {}; } };
   const loop = new JobLoop(queue, [handler], { pollMs: 50, concurrency: 1, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 1000, clock, random: () => 0, log: silent });
   const [job] = await queue.enqueue(site.id, [{ kind: 'note', payload: {}, scheduledFor: new Date(clock.ms) }], 3, new Date(clock.ms));

@@ -4,7 +4,9 @@ import t from 'tap';
 import { GeneratorUnavailableError } from '../src/generation/errors.js';
 import type { AppGenerator } from '../src/generation/service.js';
 import { MultipartFingerprint, canonicalJson, jsonFingerprint, multipartBoundary } from '../src/idempotency/fingerprint.js';
-import { IdempotencyStore } from '../src/idempotency/store.js';
+import { sqliteStepDatabase } from '../src/db/sqlite-steps.js';
+import { IdempotencyStore, InProcessRequests } from '../src/idempotency/store.js';
+import { sqliteAdapters } from '../src/stores/sqlite.js';
 import { IDEMPOTENCY_TTL_MS } from '../src/limits.js';
 import { BOOTSTRAP_KEY, buildTestApp, SQLITE_ONLY, waitFor, type TestApp } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
@@ -175,23 +177,23 @@ t.test('uploads: the same file again is replayed whatever the multipart boundary
 
 t.test('store: answers expire after 24 hours; a running request is known to its process only', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t);
-  const db = ctx.app.database.db;
+  const db = sqliteStepDatabase(ctx.app.database.db, sqliteAdapters);
   const now = Date.parse('2026-01-01T00:00:00Z');
-  const a = new IdempotencyStore(db);
-  t.same(a.begin(ctx.site.id, 'k', 'f1', now), { action: 'run' });
-  t.same(a.begin(ctx.site.id, 'k', 'f1', now), { action: 'in-use' });
-  t.same(a.begin(ctx.site.id, 'k', 'f9', now), { action: 'mismatch' }, 'another request while the first runs');
-  a.complete(ctx.site.id, 'k', 'f1', { status: 201, contentType: 'application/json', body: '{}' });
-  t.match(a.begin(ctx.site.id, 'k', 'f1', now + IDEMPOTENCY_TTL_MS - 1), { action: 'replay', response: { status: 201, body: '{}' } });
-  t.same(a.begin(ctx.site.id, 'k', 'f2', now + IDEMPOTENCY_TTL_MS), { action: 'run' }, 'expired: the key is free again');
-  a.complete(ctx.site.id, 'k', 'f2', { status: 202, contentType: null, body: 'again' });
-  t.match(a.begin(ctx.site.id, 'k', 'f2', now + IDEMPOTENCY_TTL_MS + 1), { action: 'replay', response: { status: 202, body: 'again' } }, 'the expired answer replaced');
-  t.same(a.begin(ctx.site.id, 'u', null, now), { action: 'run' });
-  t.same(a.begin(ctx.site.id, 'u', null, now), { action: 'in-use' });
-  a.release(ctx.site.id, 'u');
-  const restarted = new IdempotencyStore(db);
-  t.same(restarted.begin(ctx.site.id, 'dead', 'f', now), { action: 'run' }, 'a request that died with its process left nothing behind');
-  t.equal(a.purge(now + 3 * IDEMPOTENCY_TTL_MS), 1, 'expired keys are purged');
+  const a = new IdempotencyStore(db, new InProcessRequests());
+  t.same(await a.begin(ctx.site.id, 'k', 'f1', now), { action: 'run' });
+  t.same(await a.begin(ctx.site.id, 'k', 'f1', now), { action: 'in-use' });
+  t.same(await a.begin(ctx.site.id, 'k', 'f9', now), { action: 'mismatch' }, 'another request while the first runs');
+  await a.complete(ctx.site.id, 'k', 'f1', { status: 201, contentType: 'application/json', body: '{}' });
+  t.match(await a.begin(ctx.site.id, 'k', 'f1', now + IDEMPOTENCY_TTL_MS - 1), { action: 'replay', response: { status: 201, body: '{}' } });
+  t.same(await a.begin(ctx.site.id, 'k', 'f2', now + IDEMPOTENCY_TTL_MS), { action: 'run' }, 'expired: the key is free again');
+  await a.complete(ctx.site.id, 'k', 'f2', { status: 202, contentType: null, body: 'again' });
+  t.match(await a.begin(ctx.site.id, 'k', 'f2', now + IDEMPOTENCY_TTL_MS + 1), { action: 'replay', response: { status: 202, body: 'again' } }, 'the expired answer replaced');
+  t.same(await a.begin(ctx.site.id, 'u', null, now), { action: 'run' });
+  t.same(await a.begin(ctx.site.id, 'u', null, now), { action: 'in-use' });
+  await a.release(ctx.site.id, 'u');
+  const restarted = new IdempotencyStore(db, new InProcessRequests());
+  t.same(await restarted.begin(ctx.site.id, 'dead', 'f', now), { action: 'run' }, 'a request that died with its process left nothing behind');
+  t.equal(await a.purge(now + 3 * IDEMPOTENCY_TTL_MS), 1, 'expired keys are purged');
 });
 
 t.test('fingerprints: canonical JSON, and uploads hashed without their boundary, across chunk edges', async (t) => {

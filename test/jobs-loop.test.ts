@@ -4,7 +4,7 @@ import { openDatabase, type DbHandle } from '../src/db/client.js';
 import { jobs } from '../src/db/schema.js';
 import { JobLoop, type JobHandler, type LoopQueue } from '../src/jobs/loop.js';
 import type { Job, JobRow } from '../src/jobs/store.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
 import { tempDataDir, waitFor } from './helpers/app.js';
 import { EFFECT, MARKS, SETTLED, markSteps } from './helpers/job-effect.js';

@@ -6,11 +6,12 @@
  */
 import t from 'tap';
 import { openDatabase } from '../src/db/client.js';
+import { ask } from '../src/db/steps.js';
 import { uploadedFileRow, type IndexOutcome, type KnowledgeFileRow, type KnowledgeFileStore, type QueuedFile } from '../src/knowledge/file-rows.js';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
 import { KnowledgeIndexer, type ChunkSource } from '../src/knowledge/indexer.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
-import { createSite } from '../src/sites/keys.js';
+import { createSite } from './helpers/sites.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { tempDataDir, waitFor } from './helpers/app.js';
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -41,7 +42,6 @@ function memoryStore() {
     list: () => later('list', () => ({ items: [...rows.values()], pagination: { page: 1, limit: 10, total: rows.size, pages: 1 } })),
     insert: (row) => later('insert', () => void rows.set(row.id, row)),
     delete: (_siteId, id) => later('delete', () => void rows.delete(id)),
-    search: () => later('search', () => []),
     pending: () => later('pending', () => [...rows.values()].filter((row) => row.status === 'uploaded').map(queued)),
     lookUp: (id) => later('lookUp', () => (rows.has(id) ? queued(rows.get(id)!) : undefined)),
     current: (id) => later('current', () => rows.get(id)),
@@ -156,20 +156,20 @@ t.test('any other error fails the file; one that cannot be recorded leaves it pe
   t.ok(logged.includes('could not look up a knowledge file to index; it is indexed at the next start'), 'a failed look-up is logged');
 });
 
-t.test("on SQLite, the indexer's onSettled registers on the files store: listeners run inside the transaction that marks the file", async (t) => {
+t.test("on SQLite, the files store's settled listeners run inside the transaction that marks the file", async (t) => {
   const handle = openDatabase(tempDataDir(t));
   t.teardown(() => handle.close());
   const site = createSite(handle.db, 'Site');
-  const files = new KnowledgeFiles(handle.db);
+  const { files } = sqliteStores(handle).knowledge;
   const indexer = new KnowledgeIndexer(files, noStorage, silent, async (_path, _extension, name) => [`text of ${name}`], { concurrency: 1 });
   t.teardown(() => indexer.close());
   const seen: string[] = [];
-  indexer.onSettled((tx, file) => {
-    seen.push(`${file.name}:${files.current(file.id, tx)!.status}`);
+  files.onSettled(function* (file) {
+    seen.push(`${file.name}:${(yield* ask('knowledgeFiles', 'current', file.id))!.status}`);
   });
   const row = uploadedFileRow(site.id, 'file-1', { name: 'a.txt', extension: 'txt', size: 10 }, new Date());
-  files.insert(row);
-  t.equal(indexer.resumePending(), 1, 'answered at once on SQLite');
+  await files.insert(row);
+  t.equal(await indexer.resumePending(), 1);
   await indexer.whenIdle();
   t.same(seen, ['a.txt:indexed']);
 });

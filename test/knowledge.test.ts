@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { formatSize, safeFileName } from '../src/knowledge/storage.js';
-import { toFtsQuery } from '../src/knowledge/search.js';
+import { toFtsQuery } from '../src/knowledge/sqlite.js';
 import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, waitFor, type TestApp } from './helpers/app.js';
 import { knowledgeRows } from './helpers/knowledge-rows.js';
 import { multipart, type Part } from './helpers/multipart.js';

@@ -1,28 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { asc, eq } from 'drizzle-orm';
+import { asc } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import type { Begin, StoredResponse } from '../src/idempotency/decisions.js';
-import { PgIdempotencyStore } from '../src/idempotency/pg-store.js';
-import { IdempotencyStore } from '../src/idempotency/store.js';
+import { postgresStepDatabase } from '../src/db/postgres-steps.js';
+import { sqliteStepDatabase } from '../src/db/sqlite-steps.js';
+import { IdempotencyStore, InProcessRequests, LeasedClaims } from '../src/idempotency/store.js';
+import { postgresAdapters } from '../src/stores/postgres.js';
+import { sqliteAdapters } from '../src/stores/sqlite.js';
 import { IDEMPOTENCY_RUNNING_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../src/limits.js';
 import { ExtractionError } from '../src/knowledge/extract.js';
-import { chunkRows, chunkTextBytes, uploadedFileRow, type KnowledgeFileRow, type KnowledgeFileStore } from '../src/knowledge/file-rows.js';
-import { KnowledgeFiles } from '../src/knowledge/files.js';
+import { ask, type StepDatabase } from '../src/db/steps.js';
+import { chunkRows, chunkTextBytes, uploadedFileRow, type KnowledgeFileRow } from '../src/knowledge/file-rows.js';
 import { KnowledgeIndexer } from '../src/knowledge/indexer.js';
-import { PgKnowledgeFiles } from '../src/knowledge/pg-files.js';
-import { PgSiteStorageUsage } from '../src/knowledge/pg-usage.js';
-import { KnowledgeService, type KnowledgeServiceOptions } from '../src/knowledge/service.js';
+import { KnowledgeService } from '../src/knowledge/service.js';
+import { sqliteKnowledgeOptions } from '../src/knowledge/sqlite.js';
+import { knowledgeStores, type KnowledgeStores } from '../src/knowledge/store.js';
 import type { ObjectStore } from '../src/knowledge/storage.js';
 import { SiteStorageUsage, storageUsage } from '../src/knowledge/usage.js';
 import { bothDatabases, type Databases } from './helpers/both-databases.js';
 import { postgresTests } from './helpers/postgres.js';
 
-// The PostgreSQL idempotency store (src/idempotency/pg-store.ts) and knowledge file statements
-// (src/knowledge/pg-files.ts, pg-usage.ts) beside SQLite's: the same scenario played on both
+// The idempotency store (src/idempotency/store.ts) and the knowledge stores on PostgreSQL
+// (src/knowledge/postgres.ts answering files.ts and usage.ts) beside SQLite's: the same scenario played on both
 // databases, with the same clock, must tell the same; then what only several instances sharing
 // PostgreSQL can show: requests with one key arriving at once on two instances.
 
@@ -36,26 +39,15 @@ function databases(t: Test): Promise<Databases> {
   return bothDatabases(t, [SITE, OTHER_SITE].map(siteRow));
 }
 
-/** What both idempotency stores offer, answered asynchronously. */
-interface Keys {
-  begin(siteId: string, key: string, fingerprint: string | null, now: number): Promise<Begin>;
-  complete(siteId: string, key: string, fingerprint: string, response: StoredResponse): Promise<void>;
-  release(siteId: string, key: string): Promise<void>;
-  purge(now: number): Promise<number>;
-}
-
-const sqliteKeys = (store: IdempotencyStore): Keys => ({
-  begin: async (...args) => store.begin(...args),
-  complete: async (...args) => store.complete(...args),
-  release: async (...args) => store.release(...args),
-  purge: async (now) => store.purge(now),
-});
+/** The store as each database's wiring builds it (src/stores/): on PostgreSQL, one per instance. */
+const sqliteKeys = (db: Databases['sqlite']) => new IdempotencyStore(sqliteStepDatabase(db, sqliteAdapters), new InProcessRequests());
+const pgKeys = (handle: PostgresHandle) => new IdempotencyStore(postgresStepDatabase(handle.db, postgresAdapters), new LeasedClaims());
 
 const CREATED: StoredResponse = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"é 東京 🎉"}' };
 const ACCEPTED: StoredResponse = { status: 202, contentType: null, body: '' };
 
 /** Every decision of a scenario, in order: the same on both databases. */
-async function playIdempotency(keys: Keys): Promise<unknown[]> {
+async function playIdempotency(keys: IdempotencyStore): Promise<unknown[]> {
   const steps: unknown[] = [];
   const begin = async (label: string, siteId: string, key: string, fingerprint: string | null, now: number) =>
     steps.push([label, await keys.begin(siteId, key, fingerprint, now)]);
@@ -122,8 +114,8 @@ const noStorage = {
 
 const silent = { info() {}, warn() {}, error() {} };
 
-/** The indexer and the service over a database's files store, extracting what the scenario says. */
-function indexing(files: KnowledgeFileStore, usage: KnowledgeServiceOptions['usage']) {
+/** The indexer and the service over a database's knowledge stores, extracting what the scenario says. */
+function indexing({ files, search, usage }: KnowledgeStores) {
   const extracted = new Map<string, string[] | ExtractionError>();
   const indexer = new KnowledgeIndexer(
     files,
@@ -136,7 +128,7 @@ function indexing(files: KnowledgeFileStore, usage: KnowledgeServiceOptions['usa
     },
     { concurrency: 1, smallFileBytes: 0 },
   );
-  const service = new KnowledgeService(files, noStorage, indexer, { usage });
+  const service = new KnowledgeService(files, search, noStorage, indexer, { usage });
   return {
     async index(fileId: string, chunks: string[] | ExtractionError) {
       extracted.set((await files.current(fileId))!.name, chunks);
@@ -150,35 +142,39 @@ function indexing(files: KnowledgeFileStore, usage: KnowledgeServiceOptions['usa
   };
 }
 
+/** A database's knowledge stores, and its usage counted afresh (a new tally). */
+function knowledgeOn(db: StepDatabase, options = {}) {
+  const stores = knowledgeStores(db, options);
+  return { stores, usage: async (siteId: string) => ({ kept: await stores.usage.usage(siteId), counted: await new SiteStorageUsage(db).usage(siteId) }) };
+}
+
 function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
-  const usage = new SiteStorageUsage(db);
-  const files = new KnowledgeFiles(db, usage);
+  const { stores, usage } = knowledgeOn(sqliteStepDatabase(db, sqliteAdapters), sqliteKnowledgeOptions);
   return {
-    ...indexing(files, usage),
-    insert: async (row) => files.insert(row),
+    ...indexing(stores),
+    insert: (row) => stores.files.insert(row),
     chunks: async () =>
       db
         .select({ fileId: sqliteSchema.knowledgeChunks.fileId, siteId: sqliteSchema.knowledgeChunks.siteId, ordinal: sqliteSchema.knowledgeChunks.ordinal, text: sqliteSchema.knowledgeChunks.text })
         .from(sqliteSchema.knowledgeChunks)
         .orderBy(asc(sqliteSchema.knowledgeChunks.id))
         .all(),
-    usage: async (siteId) => ({ kept: usage.usage(siteId), counted: new SiteStorageUsage(db).usage(siteId) }),
+    usage,
   };
 }
 
-function pgKnowledge(db: PostgresHandle['db']): KnowledgeBackend & { files: PgKnowledgeFiles } {
-  const usage = new PgSiteStorageUsage(db);
-  const files = new PgKnowledgeFiles(db, usage);
+function pgKnowledge(db: PostgresHandle['db']): KnowledgeBackend & { files: KnowledgeStores['files'] } {
+  const { stores, usage } = knowledgeOn(postgresStepDatabase(db, postgresAdapters));
   return {
-    ...indexing(files, usage),
-    files,
-    insert: (row) => files.insert(row),
+    ...indexing(stores),
+    files: stores.files,
+    insert: (row) => stores.files.insert(row),
     chunks: () =>
       db
         .select({ fileId: pgSchema.knowledgeChunks.fileId, siteId: pgSchema.knowledgeChunks.siteId, ordinal: pgSchema.knowledgeChunks.ordinal, text: pgSchema.knowledgeChunks.text })
         .from(pgSchema.knowledgeChunks)
         .orderBy(asc(pgSchema.knowledgeChunks.id)),
-    usage: async (siteId) => ({ kept: await usage.usage(siteId), counted: await new PgSiteStorageUsage(db).usage(siteId) }),
+    usage,
   };
 }
 
@@ -263,8 +259,8 @@ async function playKnowledge(backend: KnowledgeBackend, files: KnowledgeFileRow[
 function defineTests() {
   t.test('idempotency decisions are the same on both databases', async (t) => {
     const { sqlite, pg } = await databases(t);
-    const onSqlite = await playIdempotency(sqliteKeys(new IdempotencyStore(sqlite)));
-    const onPostgres = await playIdempotency(new PgIdempotencyStore(pg.db));
+    const onSqlite = await playIdempotency(sqliteKeys(sqlite));
+    const onPostgres = await playIdempotency(pgKeys(pg));
     t.same(onPostgres, onSqlite);
     // The scenario tells what it should, not merely the same on both.
     const decisions = new Map(onSqlite as [string, Begin | number][]);
@@ -279,8 +275,8 @@ function defineTests() {
 
   t.test('a claim left by an instance that stopped frees its key once its lease ends', async (t) => {
     const { pg } = await databases(t);
-    const stopped = new PgIdempotencyStore(pg.db);
-    const other = new PgIdempotencyStore(pg.db);
+    const stopped = pgKeys(pg);
+    const other = pgKeys(pg);
     t.same(await stopped.begin(SITE, 'k', 'f1', T0), { action: 'run' });
     t.same(await other.begin(SITE, 'k', 'f1', T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), { action: 'in-use' });
     t.equal(await other.purge(T0 + IDEMPOTENCY_RUNNING_LEASE_MS - 1), 0, 'a live claim is not purged');
@@ -298,7 +294,7 @@ function defineTests() {
     const { pg, url } = await databases(t);
     const second = await openPostgres(url, { poolMax: 10 });
     t.teardown(() => second.close());
-    const instances = [new PgIdempotencyStore(pg.db), new PgIdempotencyStore(second.db)];
+    const instances = [pgKeys(pg), pgKeys(second)];
     const KEYS = 20;
     for (const round of ['fresh keys', 'expired keys']) {
       const now = round === 'fresh keys' ? T0 : T0 + IDEMPOTENCY_TTL_MS;
@@ -341,9 +337,9 @@ function defineTests() {
     const { pg } = await databases(t);
     const knowledge = pgKnowledge(pg.db);
     const settled: string[] = [];
-    knowledge.files.onSettled(async (tx, file) => {
+    knowledge.files.onSettled(function* (file) {
       // Inside the transaction: the row is seen as marked.
-      const [row] = await tx.select({ status: pgSchema.knowledgeFiles.status }).from(pgSchema.knowledgeFiles).where(eq(pgSchema.knowledgeFiles.id, file.id));
+      const row = yield* ask('knowledgeFiles', 'current', file.id);
       settled.push(`${file.name}:${row!.status}`);
     });
     const [failing, deleted, indexed] = [0, 1, 2].map((i) => uploadedFileRow(SITE, randomUUID(), { name: `f${i}.txt`, extension: 'txt', size: 10 }, new Date(T0 + i)));

@@ -85,7 +85,6 @@ postgresTests(() => {
       yield* markSteps(SETTLED, row.siteId, row.id);
       seen.push(`${row.id === good.id ? 'good' : row.id === flaky.id ? 'flaky' : 'broken'} ${outcome.status}`);
     });
-    // eslint-disable-next-line require-yield
     loop.onSettled(function* (row) {
       seen.push(`second listener ${row.id === good.id ? 'good' : 'other'}`);
     });
@@ -113,7 +112,6 @@ postgresTests(() => {
     const [task] = await s.addJobs(1);
     const loop = s.makeLoop();
     let failing = true;
-    // eslint-disable-next-line require-yield
     loop.onSettled(function* () {
       if (failing) throw new Error('listener broke');
     });
@@ -180,7 +178,6 @@ postgresTests(() => {
     const b = s.makeLoop(run, realTime, postgresStores(other).jobs.scoped({ except: MARKS }));
     const byLoop = new Map<string, string>();
     for (const loop of [a, b]) {
-      // eslint-disable-next-line require-yield
       loop.onSettled(function* (row) {
         byLoop.set(row.id, loop.owner);
       });

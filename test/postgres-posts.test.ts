@@ -7,12 +7,14 @@ import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOption
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import { enqueueSteps } from '../src/jobs/store.js';
-import { postgresStores } from '../src/stores/postgres.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
-import { PgPostStore, pgListPageQuery } from '../src/posts/pg-store.js';
-import { PostService, type ListQuery, type PostChange, type PostInput, type PostOrigin, type PostPatch } from '../src/posts/service.js';
+import { pgListPageQuery } from '../src/posts/postgres.js';
+import type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostStore } from '../src/posts/store.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import type { RawJson } from '../src/json.js';
 import { postResource } from '../src/posts/view.js';
+import type { Stores } from '../src/stores/index.js';
 import { tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
@@ -30,8 +32,8 @@ const at = (seconds: number) => new Date(T0 + seconds * 1000);
 const MISSING = '00000000-0000-4000-8000-000000000000';
 const STATUSES = [undefined, 'draft', 'published', 'unlisted', 'all'] as const;
 
-/** What both PostService and PgPostStore offer, with the same signatures. */
-type Posts = Pick<PgPostStore, 'create' | 'get' | 'toggle' | 'update' | 'delete' | 'list'>;
+/** What the posts store offers. */
+type Posts = Pick<PostStore, 'create' | 'get' | 'toggle' | 'update' | 'delete' | 'list'>;
 
 /** A database with the site, its posts API and the rows post writes keep beside the posts. */
 interface Backend {
@@ -45,17 +47,20 @@ interface Backend {
 const siteRow = { id: SITE_ID, name: 'Parity', handle: 'parity', createdAt: new Date(T0 - 60_000) };
 const byKey = <T>(key: (row: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
-function sqliteBackend(t: Test): Backend & { service: PostService } {
+function sqliteBackend(t: Test): Backend & { service: PostStore } {
   const handle = openDatabase(tempDataDir(t));
   t.teardown(() => handle.close());
   const { db } = handle;
   const s = sqliteSchema;
   db.insert(s.sites).values(siteRow).run();
-  const service = new PostService(db);
+  const service = sqliteStores(handle).posts;
   return {
     service,
     posts: service,
-    onChange: (listener) => service.onChange((_tx, change) => listener(change)),
+    onChange: (listener) =>
+      service.onChange(function* (change) {
+        listener(change);
+      }),
     effects: async () => ({
       site: db.select({ version: s.sites.contentVersion, updatedAt: s.sites.contentUpdatedAt }).from(s.sites).where(eq(s.sites.id, SITE_ID)).get(),
       counts: db.select().from(s.postCounts).all(),
@@ -72,19 +77,24 @@ async function open(t: Test, url: string, options: PostgresOptions = { poolMax: 
   return handle;
 }
 
-async function postgresBackend(t: Test): Promise<Backend & { store: PgPostStore; handle: PostgresHandle; url: string }> {
+async function postgresBackend(t: Test): Promise<Backend & { store: PostStore; handle: PostgresHandle; url: string; stores: Stores }> {
   const url = await startPostgres(t);
   const handle = await open(t, url);
   const { db } = handle;
   const s = pgSchema;
   await db.insert(s.sites).values(siteRow);
-  const store = new PgPostStore(db);
+  const stores = postgresStores(handle);
+  const store = stores.posts;
   return {
     store,
+    stores,
     handle,
     url,
     posts: store,
-    onChange: (listener) => store.onChange(async (_tx, change) => listener(change)),
+    onChange: (listener) =>
+      store.onChange(function* (change) {
+        listener(change);
+      }),
     effects: async () => ({
       site: (await db.select({ version: s.sites.contentVersion, updatedAt: s.sites.contentUpdatedAt }).from(s.sites).where(eq(s.sites.id, SITE_ID)))[0],
       counts: await db.select().from(s.postCounts),
@@ -250,7 +260,7 @@ function definePostTests() {
     // The creates of one site queue for its lock, and so for a connection of the pool: wait as long as it takes.
     const instances = [await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 }), await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 })];
     await instances[0].db.insert(pgSchema.sites).values(siteRow);
-    const stores = instances.map((instance) => new PgPostStore(instance.db));
+    const stores = instances.map((instance) => postgresStores(instance).posts);
     const now = at(0);
     const created = await Promise.all(Array.from({ length: 200 }, (_, i) => stores[i % 2].create(SITE_ID, { title: 'Same title', isDraft: i % 3 !== 0 }, {}, now)));
 
@@ -320,10 +330,9 @@ function definePostTests() {
 
   t.test('listeners run inside the write: what they write commits with it, and their failure undoes it', async (t) => {
     const b = await postgresBackend(t);
-    const { glue } = postgresStores(b.handle);
     let refuse = false;
-    b.store.onChange(async (tx, change) => {
-      await glue.runIn(tx, enqueueSteps(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at));
+    b.store.onChange(function* (change) {
+      yield* enqueueSteps(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at);
       if (refuse) throw new Error('the outbox is full');
     });
     const post = await b.store.create(SITE_ID, { title: 'Outbox' }, {}, at(0));
@@ -345,12 +354,12 @@ function definePostTests() {
 
     // A caller's transaction (a job committing its post with its own success): all or nothing.
     await t.rejects(
-      b.handle.db.transaction(async (tx) => {
-        await b.store.insert(tx, SITE_ID, { title: 'Outbox' }, { sourceTaskId: 'task-1' }, at(4));
+      b.stores.db.write(function* () {
+        yield* b.store.createSteps(SITE_ID, { title: 'Outbox' }, { sourceTaskId: 'task-1' }, at(4));
         throw new Error('the job lost its lease');
       }),
     );
-    const committed = await b.handle.db.transaction((tx) => b.store.insert(tx, SITE_ID, { title: 'Outbox' }, { sourceTaskId: 'task-1' }, at(5)));
+    const committed = await b.stores.db.write(() => b.store.createSteps(SITE_ID, { title: 'Outbox' }, { sourceTaskId: 'task-1' }, at(5)));
     t.equal(committed.slug, 'outbox-2');
     t.same(listed((await b.store.list(SITE_ID, { page: 1, limit: 10, status: 'all' })).posts).map((row) => row.slug), ['outbox-2', 'outbox']);
   });

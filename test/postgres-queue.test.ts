@@ -304,7 +304,6 @@ function defineQueueTests() {
     // The batch's first two run: one succeeds early, one late; the delivery succeeds early.
     const deliveries = s.stores.jobs.scoped({ only: ['delivery'] });
     const answer = (value: unknown) =>
-      // eslint-disable-next-line require-yield
       function* () {
         return value;
       };

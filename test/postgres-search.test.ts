@@ -12,12 +12,13 @@ import { chunkText } from '../src/knowledge/chunk.js';
 import { extensionOf } from '../src/knowledge/detect.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { chunkRows } from '../src/knowledge/indexer.js';
-import { pgSearchKnowledge } from '../src/knowledge/pg-search.js';
-import { searchKnowledge, type Passage, type SearchOptions } from '../src/knowledge/search.js';
+import type { Passage, SearchOptions } from '../src/knowledge/search.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { fixturesDir, tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
-// Knowledge search on PostgreSQL (src/knowledge/pg-search.ts) beside SQLite's: the same
+// Knowledge search on PostgreSQL (src/knowledge/postgres.ts) beside SQLite's: the same
 // files are written to both databases, as the indexer writes them, and every query is asked
 // of both. First the rules of search on a small corpus (phrases, Chinese and Japanese words,
 // folding, stemming, hostile text, filters, sites), then the retrieval evaluation of
@@ -49,6 +50,7 @@ async function twinStores(t: Test): Promise<TwinStores> {
   t.teardown(() => pgHandle.close());
   const { db: sqlite } = sqliteHandle;
   const { db: pg } = pgHandle;
+  const searches = { sqlite: sqliteStores(sqliteHandle).knowledge.search, pg: postgresStores(pgHandle).knowledge.search };
   return {
     sqlite,
     pg,
@@ -75,7 +77,7 @@ async function twinStores(t: Test): Promise<TwinStores> {
       return id;
     },
     async search(siteId, query, options) {
-      return { sqlite: searchKnowledge(sqlite, siteId, query, options), pg: await pgSearchKnowledge(pg, siteId, query, options) };
+      return { sqlite: await searches.sqlite.search(siteId, query, options), pg: await searches.pg.search(siteId, query, options) };
     },
   };
 }
@@ -228,7 +230,7 @@ function defineSearchTests() {
       t.equal((await stores.search(SITE, 'coffee 16 cafe 原子力 人工智能 CL', { limit: 0 })).pg.length, 1, 'at least one');
       const most = await both(t, 'coffee 16 cafe 原子力 人工智能 CL', { limit: 50 });
       t.same(places((await stores.search(SITE, 'coffee 16 cafe 原子力 人工智能 CL', { limit: 500 })).pg), places(most.pg), 'at most 50');
-      t.same(await pgSearchKnowledge(stores.pg, SITE, '   ?! '), [], 'a query with no words finds nothing');
+      t.same((await stores.search(SITE, '   ?! ')).pg, [], 'a query with no words finds nothing');
     });
 
     t.test('chunk vectors are kept in their rows (migration 0003), where ranking reads them', async (t) => {

@@ -6,21 +6,22 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import type { Site } from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
-import { PgPostStore } from '../src/posts/pg-store.js';
-import { PostService, type PostInput, type PostPatch } from '../src/posts/service.js';
-import { PgPublicSiteService } from '../src/site/pg-public.js';
-import { FEED_SIZE, PublicSiteService, type PublicSiteQueries } from '../src/site/public.js';
-import * as sqliteKeys from '../src/sites/keys.js';
-import { KEY_CHANGE_STALE_MS, PgKeyAuthenticator, PgKeyChangeSignal } from '../src/sites/pg-key-cache.js';
-import * as pgKeys from '../src/sites/pg-keys.js';
-import * as pgSettings from '../src/sites/pg-settings.js';
+import type { PostInput, PostPatch, PostStore } from '../src/posts/store.js';
+import { siteView } from '../src/site/pages.js';
+import { FEED_SIZE, PublicSite } from '../src/site/store.js';
+import { postgresStepDatabase } from '../src/db/postgres-steps.js';
+import { ask } from '../src/db/steps.js';
+import { KEY_CHANGE_STALE_MS, PgKeyChangeSignal } from '../src/sites/postgres.js';
 import { hashKey, type ApiKeyInfo, type AuthenticatedKey, type SettingsOptions, type SiteSettingsPatch } from '../src/sites/rules.js';
-import * as sqliteSettings from '../src/sites/settings.js';
+import { createSiteSteps, markDomainProvenSteps, updateSettingsSteps, type SiteStore } from '../src/sites/store.js';
+import type { Stores } from '../src/stores/index.js';
+import { postgresAdapters, postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import { tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
-// Sites, API keys, settings and the public site's queries on PostgreSQL (pg-keys.ts,
-// pg-settings.ts, pg-public.ts) against SQLite's: the same operations with the same clock give
+// Sites, API keys, settings (the sites store over each database's adapter) and the public
+// site's queries on PostgreSQL (pg-public.ts) against SQLite's: the same operations with the same clock give
 // the same results byte for byte; then what only instances sharing a PostgreSQL can show
 // (a revocation on one refused on the other within the documented bound, races for a handle).
 
@@ -29,7 +30,7 @@ const at = (seconds: number) => new Date(T0 + seconds * 1000);
 const MISSING = '00000000-0000-4000-8000-000000000000';
 const keyNamed = (name: string) => `blog_${name.padEnd(43, 'x')}`;
 
-/** The data-layer functions of sites on one database, all answering with promises. */
+/** The sites store and its steps on one database, all answering with promises. */
 interface SitesBackend {
   createSiteWithKey(name: string, key: string, now: Date): Promise<{ site: Site; key: string }>;
   createSite(name: string, now: Date): Promise<Site>;
@@ -44,34 +45,39 @@ interface SitesBackend {
   findSiteByHandle(handle: string): Promise<Site | undefined>;
   findSiteByHost(host: string): Promise<Site | undefined>;
   bootstrapFirstSite(name: string, key: string | null): Promise<{ site: Site; generatedKey: string | null } | null>;
-  posts: Pick<PgPostStore, 'create' | 'update' | 'toggle'>;
-  publicSite: PublicSiteQueries;
+  posts: Pick<PostStore, 'create' | 'update' | 'toggle'>;
+  publicSite: PublicSite;
 }
 
 const PUBLIC_BASE_URL = 'https://blogs.example.net';
 
+/** What the scenarios do through the store, its steps, and the questions of its port. */
+function storeBackend({ db, sites }: Stores): Omit<SitesBackend, 'posts' | 'publicSite'> {
+  return {
+    createSiteWithKey: (name, key, now) => sites.create(name, key, now),
+    createSite: (name, now) => db.write(() => createSiteSteps(name, now)),
+    listSites: () => sites.list(),
+    getSite: (siteId) => db.read(() => ask('sites', 'find', siteId)),
+    createKey: (siteId, key, now) => sites.createKey(siteId, key, now),
+    listKeys: (siteId) => db.read(() => ask('sites', 'keysOf', siteId)),
+    revokeKey: (keyId, now) => sites.revokeKey(keyId, now),
+    findActiveKey: (keyHash) => db.read(() => ask('sites', 'activeKey', keyHash)),
+    updateSiteSettings: (siteId, patch, now, options = {}) => db.write(() => updateSettingsSteps(siteId, patch, now, options)),
+    markDomainProven: (siteId, token, now) => db.write(() => markDomainProvenSteps(siteId, token, now)),
+    findSiteByHandle: (handle) => db.read(() => ask('sites', 'byHandle', handle)),
+    findSiteByHost: (host) => db.read(() => ask('sites', 'byHost', host)),
+    bootstrapFirstSite: (name, key) => sites.bootstrapFirstSite(name, key),
+  };
+}
+
 function sqliteBackend(t: Test): SitesBackend {
   const handle = openDatabase(tempDataDir(t));
   t.teardown(() => handle.close());
-  const { db } = handle;
-  const k = sqliteKeys;
-  const s = sqliteSettings;
+  const stores = sqliteStores(handle);
   return {
-    createSiteWithKey: async (name, key, now) => k.createSiteWithKey(db, name, key, now),
-    createSite: async (name, now) => k.createSite(db, name, now),
-    listSites: async () => k.listSites(db),
-    getSite: async (siteId) => k.getSite(db, siteId),
-    createKey: async (siteId, key, now) => k.createKey(db, siteId, key, now),
-    listKeys: async (siteId) => k.listKeys(db, siteId),
-    revokeKey: async (keyId, now) => k.revokeKey(db, keyId, now),
-    findActiveKey: async (keyHash) => k.findActiveKey(db, keyHash),
-    updateSiteSettings: async (siteId, patch, now, options) => s.updateSiteSettings(db, siteId, patch, now, options),
-    markDomainProven: async (siteId, token, now) => s.markDomainProven(db, siteId, token, now),
-    findSiteByHandle: async (handle) => s.findSiteByHandle(db, handle),
-    findSiteByHost: async (host) => s.findSiteByHost(db, host),
-    bootstrapFirstSite: async (name, key) => k.bootstrapFirstSite(db, name, key),
-    posts: new PostService(db),
-    publicSite: new PublicSiteService(db, PUBLIC_BASE_URL),
+    ...storeBackend(stores),
+    posts: stores.posts,
+    publicSite: stores.publicSite,
   };
 }
 
@@ -82,25 +88,11 @@ async function open(t: Test, url: string): Promise<PostgresHandle> {
 }
 
 function postgresBackendOn(handle: PostgresHandle): SitesBackend {
-  const { db } = handle;
-  const k = pgKeys;
-  const s = pgSettings;
+  const stores = postgresStores(handle);
   return {
-    createSiteWithKey: (name, key, now) => k.createSiteWithKey(db, name, key, now),
-    createSite: (name, now) => k.createSite(db, name, now),
-    listSites: () => k.listSites(db),
-    getSite: (siteId) => k.getSite(db, siteId),
-    createKey: (siteId, key, now) => k.createKey(db, siteId, key, now),
-    listKeys: (siteId) => k.listKeys(db, siteId),
-    revokeKey: (keyId, now) => k.revokeKey(db, keyId, now),
-    findActiveKey: (keyHash) => k.findActiveKey(db, keyHash),
-    updateSiteSettings: (siteId, patch, now, options) => s.updateSiteSettings(db, siteId, patch, now, options),
-    markDomainProven: (siteId, token, now) => s.markDomainProven(db, siteId, token, now),
-    findSiteByHandle: (handle) => s.findSiteByHandle(db, handle),
-    findSiteByHost: (host) => s.findSiteByHost(db, host),
-    bootstrapFirstSite: (name, key) => k.bootstrapFirstSite(db, name, key),
-    posts: new PgPostStore(db),
-    publicSite: new PgPublicSiteService(db, PUBLIC_BASE_URL),
+    ...storeBackend(stores),
+    posts: stores.posts,
+    publicSite: stores.publicSite,
   };
 }
 
@@ -268,7 +260,7 @@ async function playPublicScenario(backend: SitesBackend): Promise<string> {
   await r.step('by handle', () => publicSite.byHandle(created.site.handle));
   await r.step('by host', () => publicSite.byHost('PUBLIC.example.com'));
   await r.step('by no host', () => publicSite.byHost(undefined));
-  await r.step('view', async () => publicSite.view((await publicSite.byHandle(created.site.handle))!, '/sites/public-blog'));
+  await r.step('view', async () => siteView((await publicSite.byHandle(created.site.handle))!, '/sites/public-blog', PUBLIC_BASE_URL));
   const pages = async (label: string, topic?: { kind: 'tag' | 'category'; slug: string }) => {
     for (let page = 1; page <= 4; page++) await r.step(`${label} page ${page}`, () => publicSite.list(siteId, { page, limit: 2, topic }));
   };
@@ -337,8 +329,9 @@ function defineSiteTests() {
     let commit!: () => void;
     let written!: () => void;
     const isWritten = new Promise<void>((resolve) => (written = resolve));
-    const holding = (await open(t, url)).db.transaction(async (tx) => {
-      await pgSettings.updateSiteSettings(tx, sites[2]!.id, { handle: 'held' }, at(2));
+    const holder = await open(t, url);
+    const holding = holder.db.transaction(async (tx) => {
+      await postgresStepDatabase(holder.db, postgresAdapters).runIn(tx, updateSettingsSteps(sites[2]!.id, { handle: 'held' }, at(2), {}));
       written();
       await new Promise<void>((resolve) => (commit = resolve));
     });
@@ -356,18 +349,19 @@ function defineSiteTests() {
     const [first, second] = [await open(t, url), await open(t, url)];
     const authenticators = [];
     for (const handle of [first, second]) {
-      const signal = await PgKeyChangeSignal.start(handle.db);
-      t.teardown(() => signal.close());
-      authenticators.push(new PgKeyAuthenticator(handle.db, signal));
+      const { sites } = postgresStores(handle);
+      await sites.watchKeyChanges(() => {});
+      t.teardown(() => sites.close());
+      authenticators.push(sites);
     }
-    const [onFirst, onSecond] = authenticators as [PgKeyAuthenticator, PgKeyAuthenticator];
-    const { site, key } = await pgKeys.createSiteWithKey(first.db, 'Shared', keyNamed('shared'));
-    const other = await pgKeys.createKey(first.db, site.id, keyNamed('other'));
-    const expected = { keyId: (await pgKeys.listKeys(first.db, site.id))[0]!.id, site: { id: site.id, name: 'Shared' } };
+    const [onFirst, onSecond] = authenticators as [SiteStore, SiteStore];
+    const { site, key } = await onFirst.create('Shared', keyNamed('shared'));
+    const other = await onFirst.createKey(site.id, keyNamed('other'));
+    const expected = { keyId: (await onFirst.listKeys(site.id))[0]!.id, site: { id: site.id, name: 'Shared' } };
     t.same(await onSecond.authenticate(key), expected, 'the second instance knows the key');
     t.same(await onSecond.authenticate(key), expected, 'from its cache');
 
-    t.equal(await onFirst.revoke(expected.keyId), true);
+    t.equal(await onFirst.revokeKey(expected.keyId), true);
     t.equal(await onFirst.authenticate(key), undefined, 'the revoking instance refuses it at once');
     const revokedAt = performance.now();
     while ((await onSecond.authenticate(key)) !== undefined) await sleep(5);
@@ -389,7 +383,8 @@ function defineSiteTests() {
   t.test('a change signal that cannot poll turns the cache off instead of trusting it', async (t) => {
     const url = await startPostgres(t);
     const handle = await open(t, url);
-    const signal = await PgKeyChangeSignal.start(handle.db, { pollMs: 60_000, staleMs: 50 });
+    const signal = new PgKeyChangeSignal(handle.db, { pollMs: 60_000, staleMs: 50 });
+    await signal.watch(() => {});
     t.teardown(() => signal.close());
     const first = signal.current();
     t.equal(signal.current(), first, 'a fresh read is one value');

@@ -5,10 +5,17 @@ import { postResource } from '../src/posts/view.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
 import { buildTestApp, SQLITE_ONLY } from './helpers/app.js';
 
+/** The answer of steps that ask the database nothing (the anchors' reads, answered here). */
+function done<T>(steps: Generator<unknown, T, unknown>): T {
+  const step = steps.next();
+  if (!step.done) throw new Error('the steps asked the database');
+  return step.value;
+}
+
 /** A list of creation times, newest first, read as the database would (CreationTimes), counting the entries read. */
 function listOf(times: number[]) {
   const reads = { calls: 0, entries: 0 };
-  const creationTimes: CreationTimes = (from, skip, count) => {
+  const creationTimes: CreationTimes = function* (from, skip, count) {
     const start = times.findIndex((time) => time <= from);
     const read = start < 0 ? [] : times.slice(start + skip, start + skip + count);
     reads.calls++;
@@ -17,7 +24,7 @@ function listOf(times: number[]) {
   };
   /** The entries of a page as the database would give them from `locate`'s answer (or the plain offset). */
   const page = (anchors: ListAnchors, version: number, offset: number, limit: number) => {
-    const start = anchors.locate('site', undefined, version, offset, creationTimes);
+    const start = done(anchors.locate('site', undefined, version, offset, creationTimes));
     if (!start) return times.slice(offset, offset + limit);
     const first = times.findIndex((time) => time <= start.from);
     return times.slice(first + start.skip, first + start.skip + limit);
@@ -56,24 +63,24 @@ t.test('anchors: found once per version, by reading on from the last one known',
   const times = Array.from({ length: 5000 }, (_, i) => 10_000 - i);
   const anchors = new ListAnchors();
   const list = listOf(times);
-  t.equal(anchors.locate('site', undefined, 1, 99, list.creationTimes), null, 'the first stride needs no anchor');
+  t.equal(done(anchors.locate('site', undefined, 1, 99, list.creationTimes)), null, 'the first stride needs no anchor');
   t.equal(list.reads.calls, 0);
-  t.equal(anchors.locate('site', undefined, 1, 2520, list.creationTimes), null, 'the first deep page of a version: its plain offset');
+  t.equal(done(anchors.locate('site', undefined, 1, 2520, list.creationTimes)), null, 'the first deep page of a version: its plain offset');
   t.equal(list.reads.calls, 0, 'and nothing read for it');
-  t.same(anchors.locate('site', undefined, 1, 2520, list.creationTimes), { from: times[2500], skip: 20 }, 'the second: from its anchor');
+  t.same(done(anchors.locate('site', undefined, 1, 2520, list.creationTimes)), { from: times[2500], skip: 20 }, 'the second: from its anchor');
   t.equal(list.reads.entries, 2501, 'creation times read down to the anchor asked for, once');
-  anchors.locate('site', undefined, 1, 2000, list.creationTimes);
-  anchors.locate('site', undefined, 1, 2599, list.creationTimes);
+  done(anchors.locate('site', undefined, 1, 2000, list.creationTimes));
+  done(anchors.locate('site', undefined, 1, 2599, list.creationTimes));
   t.equal(list.reads.calls, 1, 'shallower pages and pages of the same stride read nothing more');
-  anchors.locate('site', undefined, 1, 3010, list.creationTimes);
+  done(anchors.locate('site', undefined, 1, 3010, list.creationTimes));
   t.equal(list.reads.entries, 2501 + 501, 'a deeper page reads on from the last anchor (read again for its ties)');
-  t.same(anchors.locate('site', undefined, 1, 9000, list.creationTimes), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
+  t.same(done(anchors.locate('site', undefined, 1, 9000, list.creationTimes)), { from: times[4900], skip: 4100 }, 'past the end: from the last anchor, an empty page');
   const afterEnd = list.reads.calls;
-  anchors.locate('site', undefined, 1, 12000, list.creationTimes);
+  done(anchors.locate('site', undefined, 1, 12000, list.creationTimes));
   t.equal(list.reads.calls, afterEnd, 'the end of the list is remembered');
-  t.equal(anchors.locate('site', undefined, 2, 2520, list.creationTimes), null, 'a version they were not moved to (another connection wrote): their first deep page by offset');
+  t.equal(done(anchors.locate('site', undefined, 2, 2520, list.creationTimes)), null, 'a version they were not moved to (another connection wrote): their first deep page by offset');
   t.equal(list.reads.calls, afterEnd);
-  t.same(anchors.locate('site', undefined, 2, 2520, list.creationTimes), { from: times[2500], skip: 20 });
+  t.same(done(anchors.locate('site', undefined, 2, 2520, list.creationTimes)), { from: times[2500], skip: 20 });
   t.equal(list.reads.calls, afterEnd + 1, 'the second finds them again');
 });
 
@@ -87,7 +94,8 @@ t.test('anchors move with the writes of this process: every page of every status
   let nextId = posts.length;
   const statuses = [undefined, ...POST_LIST_STATUSES];
   const listed = (status: (typeof statuses)[number]) => posts.filter((post) => inStatusList(status, post));
-  const timesOf = (status: (typeof statuses)[number]): CreationTimes => (from, skip, count) => {
+  const timesOf = (status: (typeof statuses)[number]): CreationTimes =>
+    function* (from, skip, count) {
     const times = listed(status).map((post) => post.createdAt.getTime());
     const start = times.findIndex((time) => time <= from);
     return start < 0 ? [] : times.slice(start + skip, start + skip + count);
@@ -100,8 +108,8 @@ t.test('anchors move with the writes of this process: every page of every status
       const times = listed(status).map((post) => post.createdAt.getTime());
       for (const offset of [0, 99, 100, 150, 333, 480, 640, 655, 700, 705, ids.length - 5, ids.length + 10]) {
         // Twice: the first deep read of a list is by its plain offset.
-        anchors.locate('site', status, version, offset, timesOf(status));
-        const start = anchors.locate('site', status, version, offset, timesOf(status));
+        done(anchors.locate('site', status, version, offset, timesOf(status)));
+        const start = done(anchors.locate('site', status, version, offset, timesOf(status)));
         const first = start ? times.findIndex((time) => time <= start.from) + start.skip : offset;
         const page = ids.slice(first, first + 20);
         if (JSON.stringify(page) !== JSON.stringify(ids.slice(offset, offset + 20))) return t.fail(`${when}: status ${status}, offset ${offset}`);
@@ -141,27 +149,27 @@ t.test('anchors move with the writes of this process: every page of every status
   // The version must be the one they were moved from: a write they missed (another connection's, or one rolled back) drops them.
   const reads = { n: 0 };
   const counted: CreationTimes = (from, skip, count) => (reads.n++, timesOf('all')(from, skip, count));
-  anchors.locate('site', 'all', version, 500, counted);
-  anchors.locate('site', 'all', version, 500, counted);
+  done(anchors.locate('site', 'all', version, 500, counted));
+  done(anchors.locate('site', 'all', version, 500, counted));
   const found = reads.n;
   write(null, { id: nextId++, createdAt: new Date(posts[0]!.createdAt.getTime() + 1), isDraft: false, visibility: 'public' });
-  anchors.locate('site', 'all', version, 500, counted);
+  done(anchors.locate('site', 'all', version, 500, counted));
   t.equal(reads.n, found, 'moved with a write: nothing read again');
   version += 2;
   anchors.moved({ siteId: 'site', before: null, after: posts[0] as never, at: new Date() }, version);
-  t.equal(anchors.locate('site', 'all', version, 500, counted), null, 'a version skipped: found again, from the first deep read on');
+  t.equal(done(anchors.locate('site', 'all', version, 500, counted)), null, 'a version skipped: found again, from the first deep read on');
   // A write that could not tell where the version went (no such site) drops them too.
-  anchors.locate('site', 'all', version, 500, counted);
-  anchors.locate('other site', 'all', 1, 500, counted);
+  done(anchors.locate('site', 'all', version, 500, counted));
+  done(anchors.locate('other site', 'all', 1, 500, counted));
   anchors.moved({ siteId: 'site', before: null, after: posts[0] as never, at: new Date() }, null);
-  t.equal(anchors.locate('site', 'all', version + 1, 500, counted), null);
+  t.equal(done(anchors.locate('site', 'all', version + 1, 500, counted)), null);
   t.equal(anchors.size, 2, "another site's list is left alone; this site's were dropped and one found again");
 
   // New posts come first and push the anchors down: past two strides before the first, they are found again.
-  anchors.locate('site', 'all', version, 500, counted);
-  anchors.locate('site', 'all', version, 500, counted);
+  done(anchors.locate('site', 'all', version, 500, counted));
+  done(anchors.locate('site', 'all', version, 500, counted));
   for (let i = 0; i < 2 * ANCHOR_STRIDE; i++) write(null, { id: nextId++, createdAt: new Date(posts[0]!.createdAt.getTime() + 1), isDraft: false, visibility: 'public' });
-  t.equal(anchors.locate('site', 'all', version, 500, counted), null, 'found again, from the first deep read on');
+  t.equal(done(anchors.locate('site', 'all', version, 500, counted)), null, 'found again, from the first deep read on');
   checkPages('after 200 new posts');
 });
 
@@ -169,23 +177,23 @@ t.test('anchors: the lists remembered are bounded, the least recently used forgo
   const anchors = new ListAnchors(3);
   const list = listOf(Array.from({ length: 500 }, (_, i) => 1000 - i));
   // Twice each: the first deep page of a version is read by its plain offset.
-  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) anchors.locate(key, undefined, 1, 150, list.creationTimes);
-  anchors.locate('a', undefined, 1, 150, list.creationTimes);
-  anchors.locate('d', undefined, 1, 150, list.creationTimes);
+  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) done(anchors.locate(key, undefined, 1, 150, list.creationTimes));
+  done(anchors.locate('a', undefined, 1, 150, list.creationTimes));
+  done(anchors.locate('d', undefined, 1, 150, list.creationTimes));
   t.equal(anchors.size, 3);
   const calls = list.reads.calls;
-  anchors.locate('a', undefined, 1, 150, list.creationTimes);
-  anchors.locate('c', undefined, 1, 150, list.creationTimes);
+  done(anchors.locate('a', undefined, 1, 150, list.creationTimes));
+  done(anchors.locate('c', undefined, 1, 150, list.creationTimes));
   t.equal(list.reads.calls, calls, 'a and c kept');
-  t.equal(anchors.locate('b', undefined, 1, 150, list.creationTimes), null, 'b, the least recently used, was forgotten');
-  anchors.locate('b', undefined, 1, 150, list.creationTimes);
+  t.equal(done(anchors.locate('b', undefined, 1, 150, list.creationTimes)), null, 'b, the least recently used, was forgotten');
+  done(anchors.locate('b', undefined, 1, 150, list.creationTimes));
   t.equal(list.reads.calls, calls + 1, 'and its anchors found again');
   t.equal(ANCHOR_STRIDE, 100);
 });
 
 t.test('through the API, every page of every status equals the page a plain offset gives, before and after writes', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t);
-  const { listPageQuery } = await import('../src/posts/service.js');
+  const { listPageQuery } = await import('../src/posts/sqlite.js');
   const start = Date.now() - 10_000_000;
   for (let i = 0; i < 460; i++) {
     const input = { title: `Post ${i}`, isDraft: i % 3 === 0, visibility: i % 7 === 0 ? ('unlisted' as const) : ('public' as const) };
@@ -232,7 +240,7 @@ t.test('through the API, every page of every status equals the page a plain offs
 
 t.test('anchors are found, and a deep page read from one, in the list index alone, with no sort', { skip: SQLITE_ONLY }, async (t) => {
   const ctx = await buildTestApp(t);
-  const { anchoredPageQuery, creationTimesQuery } = await import('../src/posts/service.js');
+  const { anchoredPageQuery, creationTimesQuery } = await import('../src/posts/sqlite.js');
   const planOf = ({ sql, params }: { sql: string; params: unknown[] }) =>
     ctx.sqlite
       .prepare(`explain query plan ${sql}`)

@@ -73,7 +73,7 @@ t.test('posts created in one millisecond get distinct creation times, and a list
   const listed = (await ctx.call({ method: 'GET', url: '/api/v1/posts?limit=10' })).json().data.posts.map((post: { createdAt: string }) => Date.parse(post.createdAt));
   t.same(listed, [...times].reverse().concat(future), 'newest first');
 
-  const { listPageQuery } = await import('../src/posts/service.js');
+  const { listPageQuery } = await import('../src/posts/sqlite.js');
   for (const status of [undefined, 'draft', 'published', 'unlisted', 'all'] as const) {
     const { sql, params } = listPageQuery(ctx.app.database.db, ctx.site.id, { page: 1, limit: 20, status }, 5000).toSQL();
     const plan = ctx.sqlite

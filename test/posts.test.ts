@@ -280,7 +280,7 @@ t.test('a post read again is the same until a post of the site changes: every ki
 
 t.test('a post kept by one process is read anew after another connection writes it (the admin CLI, a second process)', { skip: SQLITE_ONLY }, async (t) => {
   const { openDatabase } = await import('../src/db/client.js');
-  const { PostService } = await import('../src/posts/service.js');
+  const { sqliteStores } = await import('../src/stores/sqlite.js');
   const ctx = await buildTestApp(t);
   const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Before' } })).json().data.post;
   const title = async () => (await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).json().data.post.title;
@@ -293,10 +293,10 @@ t.test('a post kept by one process is read anew after another connection writes 
   t.same(await listed(), ['Before'], 'the page kept');
   const second = openDatabase(ctx.dataDir);
   t.teardown(() => second.close());
-  await new PostService(second.db).update(ctx.site.id, created.id, { title: 'After' });
+  await sqliteStores(second).posts.update(ctx.site.id, created.id, { title: 'After' });
   t.equal(await title(), 'After', "the other connection's write shows at once");
   t.same(await listed(), ['After'], 'in the list too');
-  await new PostService(second.db).delete(ctx.site.id, created.id);
+  await sqliteStores(second).posts.delete(ctx.site.id, created.id);
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).statusCode, 404);
 });
 

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { queryTerms, toFtsQuery } from '../src/knowledge/search.js';
+import { queryTerms } from '../src/knowledge/search.js';
+import { toFtsQuery } from '../src/knowledge/sqlite.js';
 import { separateWords } from '../src/text/cjk.js';
 import { SQLITE_ONLY, buildTestApp, fixturesDir, projectRoot, type TestApp } from './helpers/app.js';
 import { multipart } from './helpers/multipart.js';
@@ -102,7 +103,7 @@ t.test('migration 0009 sends files indexed without word separators back to the i
   t.equal(status(nuclear), 'uploaded', 'the Japanese file is indexed again at the next start');
   t.equal(status(english), 'indexed', 'other files are left alone');
 
-  t.equal(ctx.app.indexer.resumePending(), 1);
+  t.equal(await ctx.app.indexer.resumePending(), 1);
   await ctx.app.indexer.whenIdle();
   t.equal(status(nuclear), 'indexed');
   t.equal((await search(ctx, '原子力発電所'))[0]?.fileName, 'nuclear.txt');

@@ -1,6 +1,13 @@
-import type { Config } from '../config.js';
 import { databaseFile, openDatabase, SERVER_BUSY_TIMEOUT_MS, type DbHandle, type OpenOptions } from './client.js';
 import { openPostgres, type PostgresHandle } from './postgres.js';
+import type { DatabaseTarget } from './url.js';
+
+/** What opening the database needs of the configuration. */
+export interface DatabaseSettings {
+  database: DatabaseTarget;
+  /** DATA_DIR: SQLite's default file lives there. */
+  dataDir: string;
+}
 
 /**
  * The database the service runs on, as DATABASE_URL chose it. Plugins build the SQLite or the
@@ -34,7 +41,7 @@ export interface BackendOptions {
 const POOL_WAIT_MS = 15_000;
 
 /** Opens the database of `config` (applying its pending migrations). */
-export async function openBackend(config: Config, options: BackendOptions = {}): Promise<Backend> {
+export async function openBackend(config: DatabaseSettings, options: BackendOptions = {}): Promise<Backend> {
   const target = config.database;
   if (target.kind === 'postgres') {
     const postgres = await openPostgres(target.url, { poolMax: target.poolMax, connectionTimeoutMs: POOL_WAIT_MS, onIdleError: options.onIdleError });

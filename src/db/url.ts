@@ -1,5 +1,11 @@
 // Kept apart from postgres.ts (and its driver) so the configuration can mask URLs in its errors.
 
+/** Where the data lives, from DATABASE_URL (see databaseTarget in config.ts). */
+export type DatabaseTarget =
+  /** `path` null: the default, DATA_DIR/blog.db. */
+  | { kind: 'sqlite'; path: string | null }
+  | { kind: 'postgres'; url: string; poolMax: number };
+
 /** `url` with its password (in the user part or a `password` parameter) replaced by `***`. */
 export function maskDatabaseUrl(url: string): string {
   let parsed: URL;

@@ -2,7 +2,7 @@ import type { JobHandler } from '../jobs/loop.js';
 import type { MaybePromise } from '../maybe.js';
 import type { NewJob } from '../jobs/rules.js';
 import type { OllamaEmbedder } from './embedder.js';
-import type { EmbeddingStore } from './hybrid.js';
+import type { ChunkEmbeddings } from './embeddings.js';
 
 /** The job kind that gives a site's chunks their vectors; it runs in a loop of its own (plugins/embeddings.ts). */
 export const KNOWLEDGE_EMBEDDING = 'knowledge-embedding';
@@ -23,7 +23,7 @@ export interface EmbeddingResult {
 export const embeddingJob = (siteId: string, now = new Date()): NewJob => ({ kind: KNOWLEDGE_EMBEDDING, payload: { siteId } satisfies EmbeddingPayload, scheduledFor: now });
 
 export interface EmbeddingHandlerDeps {
-  store: EmbeddingStore;
+  store: ChunkEmbeddings;
   embedder: Pick<OllamaEmbedder, 'model' | 'require' | 'embedBatch'>;
   batchSize?: number;
 }
@@ -64,7 +64,6 @@ export function embeddingHandler(deps: EmbeddingHandlerDeps): JobHandler<Embeddi
       }
     },
     // The vectors are saved batch by batch in run(); the job keeps how many it made.
-    // eslint-disable-next-line require-yield
     *complete(result) {
       return result;
     },
@@ -81,7 +80,7 @@ export interface EmbeddingJobQueue {
  * start-up, after a crash, a model change or a time without the model. A site whose job is
  * already pending gets no second one. Answers the number of sites looked at.
  */
-export async function queueMissingEmbeddings(store: EmbeddingStore, queue: EmbeddingJobQueue, model: string, maxAttempts: number): Promise<number> {
+export async function queueMissingEmbeddings(store: ChunkEmbeddings, queue: EmbeddingJobQueue, model: string, maxAttempts: number): Promise<number> {
   const sites = await store.sitesMissing(model);
   for (const siteId of sites) await queue.enqueueUnlessPending(siteId, embeddingJob(siteId), maxAttempts);
   return sites.length;

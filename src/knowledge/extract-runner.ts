@@ -6,7 +6,7 @@ import os from 'node:os';
 import { EXTRACTOR_MEMORY_MB } from '../limits.js';
 import type { KnowledgeExtension } from './detect.js';
 import { ExtractionError } from './extract.js';
-import type { ExtractionJob, ExtractionOutcome } from './extract-worker.js';
+import { DEADLINE_ENV, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** The extractor's own deadline comes this long after the one this process enforces. */
@@ -42,7 +42,12 @@ const SHELL = process.platform !== 'win32' && fs.existsSync('/bin/sh') ? '/bin/s
  */
 function startExtractor(timeoutMs: number, memoryMb: number): ChildProcess {
   const node = [...process.execArgv, `--max-old-space-size=${Math.min(EXTRACTOR_HEAP_MB, Math.max(64, memoryMb - 256))}`, EXTRACTOR_PATH];
-  const options = { serialization: 'advanced' as const, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[] };
+  const options = {
+    serialization: 'advanced' as const,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[],
+    // Who its parent is, and its deadline from its start: it checks both before loading anything slow.
+    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid), [DEADLINE_ENV]: String(timeoutMs + DEADLINE_MARGIN_MS) },
+  };
   if (!SHELL) return spawn(process.execPath, node, options);
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 10;
   // Lowering a limit is always allowed; a shell without one of them still runs the extractor.

@@ -3,27 +3,12 @@
  * chunks back. Forked by extract-runner.ts, never imported (except for its types).
  */
 import { Worker } from 'node:worker_threads';
-import type { KnowledgeExtension } from './detect.js';
-import { ExtractionError, extractChunks } from './extract.js';
-
-export interface ExtractionJob {
-  filePath: string;
-  ext: KnowledgeExtension;
-  /** Leads every chunk (chunking 10 MB of text takes a while, so it happens here too). */
-  fileName: string;
-  /** Most text taken from the file, in UTF-8 bytes. */
-  maxTextBytes?: number;
-  /** The extractor ends itself this long after receiving the job, whatever its parent does (default 65 s). */
-  deadlineMs?: number;
-}
-
-export type ExtractionOutcome = ({ ok: true; chunks: string[] } | { ok: false; message: string }) & {
-  /** The extractor's peak resident memory, in MB (for logs and measurements). */
-  peakMemoryMb?: number;
-};
+import { DEADLINE_ENV, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
 
 /** Exit code of an extractor whose parent closed the channel without waiting for the outcome. */
 const ORPHANED_EXIT_CODE = 70;
+
+const DEFAULT_DEADLINE_MS = 65_000;
 
 /**
  * A parse can hold this process's event loop for seconds (mammoth and pdf.js are synchronous
@@ -32,10 +17,13 @@ const ORPHANED_EXIT_CODE = 70;
  * (the parent pid changes when the process is orphaned, however the parent died) or the
  * deadline has passed: no extractor outlives the server that started it.
  */
-function startWatchdog(deadlineMs: number): void {
+function startWatchdog(parentPid: number, deadlineMs: number): Worker {
   const source = `
-    const { workerData } = require('node:worker_threads');
-    const { pid, parentPid, deadline } = workerData;
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { pid, parentPid } = workerData;
+    let { deadline } = workerData;
+    // A job may bring a nearer deadline.
+    parentPort.on('message', (nearer) => { deadline = Math.min(deadline, nearer); });
     // process.exit() here would end only this thread: the signal ends the whole process.
     setInterval(() => {
       if (process.ppid !== parentPid || Date.now() > deadline) process.kill(pid, 'SIGKILL');
@@ -44,10 +32,23 @@ function startWatchdog(deadlineMs: number): void {
     eval: true,
     // Plain JavaScript: no loader hooks needed, nor wanted, in the watchdog.
     execArgv: [],
-    workerData: { pid: process.pid, parentPid: process.ppid, deadline: Date.now() + deadlineMs },
+    workerData: { pid: process.pid, parentPid, deadline: Date.now() + deadlineMs },
   });
   watchdog.unref();
+  return watchdog;
 }
+
+/*
+ * The parent's pid comes from the parent, not from process.ppid once the job arrives: a server
+ * that died between sending the job and this process loading its modules (seconds on a busy
+ * machine) would leave an orphan whose "parent" is already pid 1 or a subreaper, and whose
+ * watchdog then never sees a change. So it is checked here, first, before the parsers load
+ * (they are imported only below, dynamically).
+ */
+const parentPid = Number(process.env[PARENT_PID_ENV]) || process.ppid;
+if (process.ppid !== parentPid) process.exit(ORPHANED_EXIT_CODE);
+const watchdog = startWatchdog(parentPid, Number(process.env[DEADLINE_ENV]) || DEFAULT_DEADLINE_MS);
+const { ExtractionError, extractChunks } = await import('./extract.js');
 
 /** What V8 and Buffer say when an allocation fails: the memory limit was reached. */
 const isOutOfMemory = (err: unknown) =>
@@ -71,7 +72,7 @@ async function run({ filePath, ext, fileName, maxTextBytes }: ExtractionJob): Pr
 process.once('disconnect', () => process.exit(ORPHANED_EXIT_CODE));
 
 process.once('message', async (job: ExtractionJob) => {
-  startWatchdog(job.deadlineMs ?? 65_000);
+  if (job.deadlineMs !== undefined) watchdog.postMessage(Date.now() + job.deadlineMs);
   const outcome = await run(job);
   outcome.peakMemoryMb = Math.round(process.resourceUsage().maxRSS / 1024);
   // Disconnecting once the outcome is sent lets the process end on its own.

@@ -2,12 +2,10 @@ import type { KnowledgeFileRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Page } from '../pagination.js';
 import { MEDIA_TYPES, type KnowledgeExtension } from './detect.js';
-import type { MaybePromise } from '../maybe.js';
-import type { Passage, SearchOptions } from './search.js';
 import { storageKeyFor } from './storage.js';
 
-// The rows of knowledge files and chunks as both databases write them (service.ts and
-// indexer.ts on SQLite, pg-files.ts on PostgreSQL): built here once, stored there.
+// The rows of knowledge files and chunks as both databases write them: built here once,
+// stored by KnowledgeFiles (files.ts) through either database's adapter.
 
 export type { KnowledgeFileRow };
 
@@ -38,31 +36,28 @@ export interface IndexOutcome {
 }
 
 /**
- * Knowledge file rows, their chunks and their status in one database: KnowledgeFiles (files.ts)
- * on SQLite answers at once, PgKnowledgeFiles (pg-files.ts) on PostgreSQL with promises. The
- * service and the indexer work over either; storing files, extracting text, queuing and
- * retrying stay with them.
+ * Knowledge file rows, their chunks and their status, as the service and the indexer use them:
+ * KnowledgeFiles (files.ts) on either database, or a stand-in in tests. Storing files,
+ * extracting text, queuing and retrying stay with the service and the indexer.
  */
 export interface KnowledgeFileStore {
   /** Of the given ids, those that are knowledge files of the site. */
-  existingIds(siteId: string, fileIds: readonly string[]): MaybePromise<Set<string>>;
+  existingIds(siteId: string, fileIds: readonly string[]): Promise<Set<string>>;
   /** The site's file; 404 when it is not. */
-  get(siteId: string, fileId: string): MaybePromise<KnowledgeFileRow>;
+  get(siteId: string, fileId: string): Promise<KnowledgeFileRow>;
   /** The site's files, newest first. */
-  list(siteId: string, page: number, limit: number): MaybePromise<Page<KnowledgeFileRow>>;
+  list(siteId: string, page: number, limit: number): Promise<Page<KnowledgeFileRow>>;
   /** Records a stored upload (uploadedFileRow). */
-  insert(row: KnowledgeFileRow): MaybePromise<void>;
+  insert(row: KnowledgeFileRow): Promise<void>;
   /** Deletes the site's file row, its chunks with it; 404 when it is gone. */
-  delete(siteId: string, fileId: string): MaybePromise<void>;
-  /** The best passages of the site's indexed files for a query (search.ts, pg-search.ts). */
-  search(siteId: string, query: string, options?: SearchOptions): MaybePromise<Passage[]>;
+  delete(siteId: string, fileId: string): Promise<void>;
   /** Files left `uploaded` (by a crash, or a stop), oldest first: to index again. */
-  pending(): MaybePromise<QueuedFile[]>;
-  lookUp(fileId: string): MaybePromise<QueuedFile | undefined>;
+  pending(): Promise<QueuedFile[]>;
+  lookUp(fileId: string): Promise<QueuedFile | undefined>;
   /** The file's row as it is now, whatever its site. */
-  current(fileId: string): MaybePromise<KnowledgeFileRow | undefined>;
+  current(fileId: string): Promise<KnowledgeFileRow | undefined>;
   /** Removes the chunks of a file that still awaits indexing (a file indexed or failed keeps its own). */
-  clearChunks(fileId: string, siteId?: string): MaybePromise<void>;
+  clearChunks(fileId: string, siteId?: string): Promise<void>;
   /**
    * Writes the file's chunks and marks it indexed, if it still awaits indexing: answers the row
    * as marked, or undefined when the file was deleted, settled meanwhile, or `signal` stopped
@@ -70,7 +65,7 @@ export interface KnowledgeFileStore {
    */
   writeIndex(fileId: string, siteId: string, texts: readonly string[], signal?: AbortSignal): Promise<KnowledgeFileRow | undefined>;
   /** Marks an `uploaded` file indexed or failed (a failed file keeps no chunks); undefined when gone or marked already. */
-  finish(fileId: string, outcome: IndexOutcome): MaybePromise<KnowledgeFileRow | undefined>;
+  finish(fileId: string, outcome: IndexOutcome): Promise<KnowledgeFileRow | undefined>;
 }
 
 /** The row of a stored upload, recorded `uploaded` before it is indexed. */
@@ -101,8 +96,16 @@ export function uploadedFileRow(
  * file. The same rows suit both databases: SQLite's FTS5 index follows them by trigger,
  * PostgreSQL's search_vector is a generated column.
  */
-export function chunkRows(fileId: string, siteId: string, texts: readonly string[], start = 0) {
+export function chunkRows(fileId: string, siteId: string, texts: readonly string[], start = 0): ChunkRow[] {
   return texts.map((text, i) => ({ fileId, siteId, ordinal: start + i, text }));
+}
+
+/** A knowledge_chunks row as written (its id is the database's). */
+export interface ChunkRow {
+  fileId: string;
+  siteId: string;
+  ordinal: number;
+  text: string;
 }
 
 /** The UTF-8 bytes of chunk texts, as the storage quota counts them. */

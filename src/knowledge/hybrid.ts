@@ -1,37 +1,14 @@
-import type { MaybePromise } from '../maybe.js';
-import { withoutWordSeparators } from '../text/cjk.js';
 import type { OllamaEmbedder } from './embedder.js';
+import type { ChunkEmbeddings } from './embeddings.js';
 import type { Passage, SearchOptions } from './search.js';
 
 /*
  * Meaning-based retrieval beside BM25, the same on both databases: chunks' vectors are kept by
- * an EmbeddingStore (embeddings.ts on SQLite with sqlite-vec, pg-embeddings.ts on PostgreSQL
- * with `real[]`), and a search fuses the two rankings by reciprocal rank.
+ * ChunkEmbeddings (embeddings.ts), and a search fuses the two rankings by reciprocal rank.
  */
 
 /** Which retrieval a search used: BM25 alone, or BM25 fused with vector similarity. */
 export type RetrievalMode = 'lexical' | 'hybrid';
-
-/** A chunk still without a vector of the current model. */
-export interface ChunkToEmbed {
-  id: number;
-  text: string;
-}
-
-/** Chunk vectors in one database: ChunkEmbeddings (SQLite) or PgChunkEmbeddings (PostgreSQL). */
-export interface EmbeddingStore {
-  /** Up to `limit` chunks of the site's indexed files whose vector is missing or of another model, oldest first. */
-  missing(siteId: string, model: string, limit: number): MaybePromise<ChunkToEmbed[]>;
-  /** Stores (or replaces) chunk vectors; a chunk deleted meanwhile is skipped. Answers how many were stored. */
-  save(siteId: string, model: string, vectors: readonly { chunkId: number; vector: Float32Array }[], now?: Date): MaybePromise<number>;
-  /** Sites that have indexed chunks without a vector of `model` (after a crash, a model change, an outage). */
-  sitesMissing(model: string): MaybePromise<string[]>;
-  /** The site's passages closest to `vector` among those embedded by `model`, closest first (score: cosine similarity). */
-  nearest(siteId: string, model: string, vector: Float32Array, options: { limit: number; fileIds?: readonly string[] }): MaybePromise<Passage[]>;
-}
-
-/** What an embedding model reads of a chunk: its text, file name line included, without the index's word separators. */
-export const embeddingText = (text: string) => withoutWordSeparators(text);
 
 /** Reciprocal rank fusion's constant (Cormack et al., 2009): ranks far down a list still count a little. */
 export const RRF_K = 60;
@@ -86,7 +63,7 @@ export class VectorRetriever {
 
   constructor(
     readonly embedder: OllamaEmbedder,
-    private readonly store: EmbeddingStore,
+    private readonly store: ChunkEmbeddings,
     private readonly options: VectorRetrieverOptions = {},
   ) {
     this.retryAfterMs = options.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;

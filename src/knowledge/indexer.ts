@@ -1,16 +1,13 @@
 import os from 'node:os';
-import { twinOf } from '../db/backend.js';
 import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isStorageUnavailable } from '../errors.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
 import { ExtractionError } from './extract.js';
 import { chunkRows, type IndexOutcome, type KnowledgeFileStore, type QueuedFile } from './file-rows.js';
-import { KnowledgeFiles, type KnowledgeSettledListener } from './files.js';
-import { isPromise } from '../maybe.js';
-import type { ObjectStore } from './storage.js';
+import type { ObjectStore } from './object-store.js';
 
 /** Kept importable from here, where they began. */
-export { chunkRows, type KnowledgeSettledListener, type QueuedFile };
+export { chunkRows, type QueuedFile };
 
 /** Text of a stored file cut into index chunks; by default extracted and chunked in a child process. */
 export type ChunkSource = (
@@ -87,10 +84,9 @@ const DEFAULT_SMALL_FILE_BYTES = 128 * 1024;
 
 /**
  * Indexes uploaded files in the background: extract, chunk, write the chunks, then mark the
- * file `indexed` (or `failed` with a readable error), through the files store of the database
- * in use (KnowledgeFiles on SQLite, in small transactions; PgKnowledgeFiles on PostgreSQL, in
- * the transaction that marks the file). A file's status turns `indexed` only after all its
- * chunks are written, so a crash leaves it `uploaded`, and `resumePending()` at start-up
+ * file `indexed` (or `failed` with a readable error), through the files store (KnowledgeFiles,
+ * whose last transaction of chunks marks the file). A file's status turns `indexed` only after
+ * all its chunks are written, so a crash leaves it `uploaded`, and `resumePending()` at start-up
  * indexes it again from scratch.
  *
  * Sites take turns (round robin): a site that uploads a hundred files delays another site's
@@ -108,7 +104,7 @@ export class KnowledgeIndexer {
   private readonly queuedIds = new Set<string>();
   /** Files being indexed: queued again meanwhile (resumePending() while one is indexed), they are not indexed twice at once. */
   private readonly activeIds = new Set<string>();
-  /** Files enqueued by id whose rows are being looked up (PostgreSQL). */
+  /** Files enqueued by id whose rows are being looked up. */
   private lookingUp = 0;
   /** Lanes for any file, then (last) the lane for small text files. */
   private readonly lanes: (Promise<void> | null)[];
@@ -140,26 +136,13 @@ export class KnowledgeIndexer {
     this.retryMaxMs = options.retryMaxMs ?? 60_000;
   }
 
-  /**
-   * Calls `listener` inside the transaction that marks a file indexed or failed, on SQLite: the
-   * same as `onSettled` of the files store (app.knowledgeFiles), where listeners are kept. On
-   * PostgreSQL, whose listeners are asynchronous, register on PgKnowledgeFiles instead.
-   */
-  onSettled(listener: KnowledgeSettledListener): void {
-    twinOf(this.files, KnowledgeFiles).onSettled(listener);
-  }
-
   /** Queues a file for indexing (its row, or its id, looked up). */
   enqueue(file: string | QueuedFile): void {
     if (this.closed) return;
     if (typeof file !== 'string') return this.add({ id: file.id, siteId: file.siteId, sizeBytes: file.sizeBytes, extension: file.extension });
-    const found = this.files.lookUp(file);
-    if (!isPromise(found)) {
-      if (found) this.add(found);
-      return;
-    }
     this.lookingUp++;
-    found
+    this.files
+      .lookUp(file)
       .then(
         (row) => row && this.add(row),
         (error: unknown) => this.log.warn({ err: error, fileId: file }, 'could not look up a knowledge file to index; it is indexed at the next start'),
@@ -181,17 +164,14 @@ export class KnowledgeIndexer {
 
   /**
    * Queues every file left `uploaded` (by a previous process, or by an instance sharing the
-   * database that stopped); answers how many. Synchronous on SQLite. On PostgreSQL this includes
+   * database that stopped); answers how many. On PostgreSQL this includes
    * files another live instance is indexing right now: both may index such a file, and the
    * files store keeps the first attempt to finish (one set of chunks, one final status).
    */
-  resumePending(): number | Promise<number> {
-    const pending = this.files.pending();
-    const queue = (files: QueuedFile[]) => {
-      for (const file of files) this.enqueue(file);
-      return files.length;
-    };
-    return isPromise(pending) ? pending.then(queue) : queue(pending);
+  async resumePending(): Promise<number> {
+    const pending = await this.files.pending();
+    for (const file of pending) this.enqueue(file);
+    return pending.length;
   }
 
   status(): IndexerStatus {
@@ -319,14 +299,9 @@ export class KnowledgeIndexer {
   }
 
   private postpone(file: QueuedFile, postponed: Postponed): void {
-    // Partial chunks would be cleared by the next attempt anyway; try now, it may not work yet.
-    // (Only SQLite writes a file's chunks in several transactions: on PostgreSQL there are none.)
-    try {
-      const cleared = this.files.clearChunks(file.id, file.siteId);
-      if (isPromise(cleared)) cleared.catch(() => {});
-    } catch {
-      // Still full or locked: the next attempt starts by clearing them.
-    }
+    // Partial chunks (of a file written in several transactions) would be cleared by the next
+    // attempt anyway; try now, it may not work yet (still full or locked: the next attempt will).
+    this.files.clearChunks(file.id, file.siteId).catch(() => {});
     if (!this.queuedIds.has(file.id)) {
       this.queuedIds.add(file.id);
       this.queues.set(file.siteId, [file, ...(this.queues.get(file.siteId) ?? [])]);

@@ -9,7 +9,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Location } from '../config.js';
 import { isStorageFull, storageUnavailable } from '../errors.js';
 import { MEDIA_TYPES, extensionOf } from './detect.js';
-import { StoreStartError, TemporaryFiles, type ObjectStore, type ReceivedFile, type StoreDescription } from './storage.js';
+import { StoreStartError, TemporaryFiles, type ObjectStore, type ReceivedFile, type StoreDescription } from './object-store.js';
 
 // Short, so that an unreachable store answers a request with 503 within seconds, never hangs it.
 const CONNECTION_TIMEOUT_MS = 3000;

@@ -1,6 +1,4 @@
-import { inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
+import { ask, type StepDatabase } from '../db/steps.js';
 import { hasUnspacedScript, separateWords, withoutWordSeparators } from '../text/cjk.js';
 import { STOPWORDS } from '../text/stopwords.js';
 
@@ -72,22 +70,6 @@ export function queryTerms(text: string): string[][] {
   return (meaningful.length ? meaningful : unique).slice(0, MAX_TERMS);
 }
 
-/**
- * Turns free user text into an FTS5 query that cannot be syntax: every term becomes a quoted
- * string (a phrase when it has several words), joined with OR so BM25 ranks passages matching
- * more terms higher. Operators, quotes, `*`, `NEAR(`, and column filters are just dropped.
- * Stopwords, which nearly every passage contains, are dropped unless the query has nothing
- * else: OR-ing them in would make BM25 score most of the index ("how to brew coffee").
- */
-export function toFtsQuery(text: string): string | null {
-  return ftsMatch(queryTerms(text));
-}
-
-function ftsMatch(terms: readonly string[][]): string | null {
-  // Words hold letters, digits and marks only, so no quote can reach the query.
-  return terms.length ? terms.map((term) => `"${term.join(' ')}"`).join(' OR ') : null;
-}
-
 /** What a knowledge search looks for, the same on either database. */
 export interface SearchPlan {
   /** From queryTerms(): OR-ed, each a phrase. */
@@ -119,19 +101,23 @@ export function toPassage(chunk: { fileId: string; fileName: string; text: strin
 }
 
 /**
- * The best passages of a site's indexed files for a query, best first (score: higher is better).
- * Files still being indexed are left out, so a half-written file never grounds a post.
+ * Search of a site's knowledge base on either database: the same terms (queryTerms), OR-ed,
+ * each a phrase; the same filters (the site's chunks, of indexed files, of the files given); the
+ * passages best first. Each database ranks by BM25 in its own way (FTS5's bm25(), PostgreSQL's
+ * tsvectors with BM25 written out in SQL), so scores are close across databases without being
+ * equal: compare them within one answer.
  */
-export function searchKnowledge(db: Executor, siteId: string, query: string, options: SearchOptions = {}): Passage[] {
-  const plan = planSearch(query, options);
-  if (!plan) return [];
-  const fileFilter = plan.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...plan.fileIds])}` : sql``;
-  // FTS5 only in this module: its PostgreSQL twin (pg-search.ts) ranks with tsvector instead.
-  const rows = db.all<{ fileId: string; fileName: string; text: string; ordinal: number; rank: number }>(sql`
-    select f.file_id as fileId, ${knowledgeFiles.name} as fileName, f.text as text, ${knowledgeChunks.ordinal} as ordinal, bm25(knowledge_fts) as rank
-      from knowledge_fts f join ${knowledgeFiles} on ${knowledgeFiles.id} = f.file_id join ${knowledgeChunks} on ${knowledgeChunks.id} = f.rowid
-     where knowledge_fts match ${ftsMatch(plan.terms)} and f.site_id = ${siteId} and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
-     order by rank limit ${plan.limit}`);
-  // bm25() is lower for better matches.
-  return rows.map((row) => toPassage(row, -row.rank));
+export class KnowledgeSearch {
+  constructor(private readonly db: StepDatabase) {}
+
+  /**
+   * The best passages of a site's indexed files for a query, best first (score: higher is
+   * better). Files still being indexed are left out, so a half-written file never grounds a post.
+   */
+  async search(siteId: string, query: string, options: SearchOptions = {}): Promise<Passage[]> {
+    const plan = planSearch(query, options);
+    if (!plan) return [];
+    const ranked = await this.db.read(() => ask('knowledgeSearch', 'rank', siteId, plan));
+    return ranked.map((chunk) => toPassage(chunk, chunk.score));
+  }
 }

@@ -6,12 +6,12 @@ import { MAX_FILE_BYTES } from '../limits.js';
 import type { Page } from '../pagination.js';
 import { ACCEPTED_EXTENSIONS, contentMatches, extensionOf, type KnowledgeExtension } from './detect.js';
 import type { KnowledgeIndexer } from './indexer.js';
-import type { MaybePromise } from '../maybe.js';
 import { FUSION_CANDIDATES, fuseRankings, passageKey, type RetrievalMode, type VectorRetriever } from './hybrid.js';
-import { planSearch, type Passage, type SearchOptions } from './search.js';
+import type { ObjectStore } from './object-store.js';
+import { planSearch, type KnowledgeSearch, type Passage, type SearchOptions } from './search.js';
 import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
-import { safeFileName, type ObjectStore } from './storage.js';
-import { quotaRefusal } from './usage.js';
+import { safeFileName } from './storage.js';
+import { quotaRefusal, type SiteStorageUsage } from './usage.js';
 
 export type { KnowledgeFileRow };
 
@@ -58,8 +58,8 @@ interface ReceivedUpload {
 export interface KnowledgeServiceOptions {
   /** What a site's stored files plus their index may take (SITE_STORAGE_QUOTA_MB); no limit without. */
   quotaBytes?: number;
-  /** SiteStorageUsage on SQLite, PgSiteStorageUsage on PostgreSQL (the files store keeps its tally). */
-  usage?: { usage(siteId: string): MaybePromise<number> };
+  /** The storage tally the files store keeps. */
+  usage?: Pick<SiteStorageUsage, 'usage'>;
   /** The vector side of search, when an embedding model is configured (OLLAMA_EMBED_MODEL); lexical only without. */
   vectors?: VectorRetriever;
 }
@@ -70,13 +70,11 @@ export interface SearchAnswer {
   mode: RetrievalMode;
 }
 
-/**
- * A site's knowledge base: uploaded files, their index and search over it, in the database of
- * `files` (KnowledgeFiles on SQLite, PgKnowledgeFiles on PostgreSQL) and the object store.
- */
+/** A site's knowledge base: uploaded files, their index and search over it, in the database and the object store. */
 export class KnowledgeService {
   constructor(
     private readonly files: KnowledgeFileStore,
+    private readonly textSearch: Pick<KnowledgeSearch, 'search'>,
     private readonly storage: ObjectStore,
     private readonly indexer: KnowledgeIndexer,
     private readonly options: KnowledgeServiceOptions = {},
@@ -193,9 +191,9 @@ export class KnowledgeService {
     }
     const { vectors } = this.options;
     const plan = planSearch(query, options);
-    if (!vectors || !plan) return { passages: await this.files.search(siteId, query, options), mode: 'lexical' };
+    if (!vectors || !plan) return { passages: await this.textSearch.search(siteId, query, options), mode: 'lexical' };
     const candidates = { fileIds: plan.fileIds, limit: Math.max(plan.limit, FUSION_CANDIDATES) };
-    const [lexical, nearest] = await Promise.all([this.files.search(siteId, query, candidates), vectors.nearest(siteId, query, candidates)]);
+    const [lexical, nearest] = await Promise.all([this.textSearch.search(siteId, query, candidates), vectors.nearest(siteId, query, candidates)]);
     if (!nearest) return { passages: lexical.slice(0, plan.limit), mode: 'lexical' };
     const bm25 = new Map(lexical.map((passage) => [passageKey(passage), passage.score]));
     const fused = fuseRankings([lexical, nearest], plan.limit).map((passage) => ({ ...passage, lexicalScore: bm25.get(passageKey(passage)) ?? null }));

@@ -1,6 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { knowledgeChunks, knowledgeFiles } from '../db/schema.js';
+import { ask, type StepDatabase, type Steps } from '../db/steps.js';
 import { AppError } from '../errors.js';
 import { formatSize } from './storage.js';
 
@@ -14,66 +12,48 @@ export const INDEX_BYTES_PER_TEXT_BYTE = 1.75;
 /** Stored files plus their index, in bytes, from the bytes of files and of chunk text. */
 export const storageUsage = (fileBytes: number, textBytes: number) => fileBytes + Math.round(textBytes * INDEX_BYTES_PER_TEXT_BYTE);
 
+/** What the files store tells the storage tally: chunks written or gone. */
+export interface ChunkTextTally {
+  /** The indexer wrote chunks of `bytes` of text for the site. */
+  added(siteId: string, bytes: number): void;
+  /** Chunks went away (a file deleted, or failed): counted again at the next look. */
+  changed(siteId: string): void;
+}
+
 /**
- * Per site, the bytes of chunk text: counted once (one pass over the site's chunks, by the
- * database's twin below), then kept up to date by the indexer, so checking the quota on every
- * upload costs one small query.
+ * What a site's knowledge base takes: its stored files plus their index, estimated from the
+ * bytes of chunk text (SQLite's FTS5 index cannot be measured per site). The chunk text is
+ * counted once per site (one pass over its chunks), then kept up to date by the files store's
+ * writes, so checking the quota on every upload costs one small query.
+ *
+ * The tally is this process's: chunks another instance sharing the database writes are counted
+ * once this one counts the site again (after a file of the site is deleted or fails here, or a
+ * restart).
  */
-export abstract class ChunkTextTally {
+export class SiteStorageUsage implements ChunkTextTally {
   private readonly textBytes = new Map<string, number>();
 
-  /** The indexer wrote chunks of `bytes` of text for the site. */
+  constructor(private readonly db: StepDatabase) {}
+
   added(siteId: string, bytes: number): void {
     const known = this.textBytes.get(siteId);
     if (known !== undefined) this.textBytes.set(siteId, known + bytes);
   }
 
-  /** Chunks went away (a file deleted, or failed): counted again at the next look. */
   changed(siteId: string): void {
     this.textBytes.delete(siteId);
   }
 
-  protected known(siteId: string): number | undefined {
-    return this.textBytes.get(siteId);
-  }
-
-  protected counted(siteId: string, bytes: number): number {
-    this.textBytes.set(siteId, bytes);
-    return bytes;
-  }
-}
-
-/**
- * What a site's knowledge base takes on disk: its stored files plus their index, estimated
- * from the bytes of chunk text (the FTS5 index cannot be measured per site).
- */
-export class SiteStorageUsage extends ChunkTextTally {
-  constructor(private readonly db: Executor) {
-    super();
-  }
-
   /** Stored files plus their index, in bytes. */
-  usage(siteId: string): number {
-    const files = this.db
-      .select({ bytes: sql<number>`coalesce(sum(${knowledgeFiles.sizeBytes}), 0)` })
-      .from(knowledgeFiles)
-      .where(eq(knowledgeFiles.siteId, siteId))
-      .get()!.bytes;
-    return storageUsage(files, this.chunkTextBytes(siteId));
+  usage(siteId: string): Promise<number> {
+    return this.db.read(() => this.measure(siteId));
   }
 
-  private chunkTextBytes(siteId: string): number {
-    return (
-      this.known(siteId) ??
-      this.counted(
-        siteId,
-        this.db
-          .select({ bytes: sql<number>`coalesce(sum(length(cast(${knowledgeChunks.text} as blob))), 0)` })
-          .from(knowledgeChunks)
-          .where(eq(knowledgeChunks.siteId, siteId))
-          .get()!.bytes,
-      )
-    );
+  private *measure(siteId: string): Steps<number> {
+    const files = yield* ask('knowledgeUsage', 'fileBytes', siteId);
+    let text = this.textBytes.get(siteId);
+    if (text === undefined) this.textBytes.set(siteId, (text = yield* ask('knowledgeUsage', 'chunkTextBytes', siteId)));
+    return storageUsage(files, text);
   }
 }
 

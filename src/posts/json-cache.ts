@@ -1,4 +1,5 @@
 import type { RawJson } from '../json.js';
+import { then } from '../maybe.js';
 import type { ListQuery } from './rules.js';
 import type { PostsJsonPage } from './view.js';
 
@@ -6,6 +7,19 @@ import type { PostsJsonPage } from './view.js';
 export const POST_JSON_CACHE_CHARS = 32 * 1024 * 1024;
 
 type Kept = PostsJsonPage | RawJson;
+
+/** A page's key: the whole query (every member, sorted), so a new filter keys pages apart without anyone listing it here. */
+const pageKey = (siteId: string, version: number, query: ListQuery) =>
+  JSON.stringify([
+    siteId,
+    version,
+    ...Object.entries(query)
+      .filter(([, value]) => value !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  ]);
+
+// Ids hold no spaces; page keys start with '['.
+const postKey = (siteId: string, version: number, postId: string) => `${siteId} ${version} ${postId}`;
 const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept.text.length);
 
 /**
@@ -31,14 +45,30 @@ export class PostJsonCache {
 
   /** The page of `query` on the site at `version`: kept, or produced and kept. */
   page<P extends PostsJsonPage | Promise<PostsJsonPage>>(siteId: string, version: number, query: ListQuery, produce: () => P): P | PostsJsonPage {
-    const key = JSON.stringify([siteId, version, query.status ?? null, query.page, query.limit, query.tag ?? null, query.category ?? null, query.q ?? null]);
-    return this.keptOr<PostsJsonPage, P>(siteId, version, key, produce);
+    return this.lookupPage(siteId, version, query) ?? (then(produce(), (page) => this.keepPage(siteId, version, query, page)) as P);
   }
 
   /** One post of the site at `version`: kept, or produced and kept (a post not found throws, and nothing is kept). */
   post<P extends RawJson | Promise<RawJson>>(siteId: string, version: number, postId: string, produce: () => P): P | RawJson {
-    // Ids hold no spaces; page keys start with '['.
-    return this.keptOr<RawJson, P>(siteId, version, `${siteId} ${version} ${postId}`, produce);
+    return this.lookupPost(siteId, version, postId) ?? (then(produce(), (post) => this.keepPost(siteId, version, postId, post)) as P);
+  }
+
+  /** The page of `query` on the site at `version`, if kept. */
+  lookupPage(siteId: string, version: number, query: ListQuery): PostsJsonPage | undefined {
+    return this.lookup(pageKey(siteId, version, query)) as PostsJsonPage | undefined;
+  }
+
+  keepPage(siteId: string, version: number, query: ListQuery, page: PostsJsonPage): PostsJsonPage {
+    return this.keep(siteId, version, pageKey(siteId, version, query), page);
+  }
+
+  /** One post of the site at `version`, if kept. */
+  lookupPost(siteId: string, version: number, postId: string): RawJson | undefined {
+    return this.lookup(postKey(siteId, version, postId)) as RawJson | undefined;
+  }
+
+  keepPost(siteId: string, version: number, postId: string, post: RawJson): RawJson {
+    return this.keep(siteId, version, postKey(siteId, version, postId), post);
   }
 
   /** How many posts and pages are kept, and their characters (tests). */
@@ -50,17 +80,13 @@ export class PostJsonCache {
     return this.chars;
   }
 
-  private keptOr<V extends Kept, P extends V | Promise<V>>(siteId: string, version: number, key: string, produce: () => P): P | V {
+  private lookup(key: string): Kept | undefined {
     const hit = this.kept.get(key);
-    if (hit) {
-      // Most recently used last: Map keeps insertion order.
-      this.kept.delete(key);
-      this.kept.set(key, hit);
-      return hit.value as V;
-    }
-    const produced = produce();
-    if (produced instanceof Promise) return produced.then((value: V) => this.keep(siteId, version, key, value)) as P;
-    return this.keep(siteId, version, key, produced as V);
+    if (!hit) return undefined;
+    // Most recently used last: Map keeps insertion order.
+    this.kept.delete(key);
+    this.kept.set(key, hit);
+    return hit.value;
   }
 
   private keep<V extends Kept>(siteId: string, version: number, key: string, value: V): V {

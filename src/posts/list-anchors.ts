@@ -1,3 +1,4 @@
+import type { Steps } from '../db/steps.js';
 import type { PostListStatus } from '../limits.js';
 import { inStatusList, type PostChange } from './rules.js';
 
@@ -40,7 +41,7 @@ export interface PageStart {
  * Creation times of the list's entries in list order, `count` of them at most, starting with the
  * entry `skip` entries after the first one at or before `from`.
  */
-export type CreationTimes = (from: number, skip: number, count: number) => number[];
+export type CreationTimes = (from: number, skip: number, count: number) => Steps<number[]>;
 
 interface ListAnchorsEntry {
   siteId: string;
@@ -65,7 +66,7 @@ export class ListAnchors {
    * first stride (as cheap), and for the first deep page of a list (one read of it costs less
    * by offset than finding the anchors down to it; they pay from the second on).
    */
-  locate(siteId: string, status: PostListStatus | undefined, version: number, offset: number, creationTimes: CreationTimes): PageStart | null {
+  *locate(siteId: string, status: PostListStatus | undefined, version: number, offset: number, creationTimes: CreationTimes): Steps<PageStart | null> {
     if (offset < ANCHOR_STRIDE) return null;
     const entry = this.entryOf(siteId, status, version);
     if (!entry.deepRead) {
@@ -73,7 +74,7 @@ export class ListAnchors {
       return null;
     }
     const last = entry.anchors.at(-1);
-    if (!entry.ended && (last?.offset ?? 0) + ANCHOR_STRIDE <= offset) extend(entry, offset, creationTimes);
+    if (!entry.ended && (last?.offset ?? 0) + ANCHOR_STRIDE <= offset) yield* extend(entry, offset, creationTimes);
     const anchor = lastAtOrBefore(entry.anchors, offset);
     return anchor ? { from: anchor.createdAt, skip: anchor.ties + (offset - anchor.offset) } : null;
   }
@@ -150,13 +151,13 @@ function lastAtOrBefore(anchors: readonly Anchor[], offset: number): Anchor | un
 }
 
 /** Reads creation times from the last anchor (or the top) on, until an anchor at or past `offset - STRIDE` is known or the list ends. */
-function extend(entry: ListAnchorsEntry, offset: number, creationTimes: CreationTimes): void {
+function* extend(entry: ListAnchorsEntry, offset: number, creationTimes: CreationTimes): Steps<void> {
   const last = entry.anchors.at(-1);
   // From the last anchor's own entry (read again to carry its ties on), or the top, down to the wanted anchor's entry.
   let at = last?.offset ?? 0;
   const wanted = Math.floor((offset - at) / ANCHOR_STRIDE);
   const count = wanted * ANCHOR_STRIDE + 1;
-  const times = last ? creationTimes(last.createdAt, last.ties, count) : creationTimes(Number.MAX_SAFE_INTEGER, 0, count);
+  const times = last ? yield* creationTimes(last.createdAt, last.ties, count) : yield* creationTimes(Number.MAX_SAFE_INTEGER, 0, count);
   const first = at;
   let previous = last?.createdAt;
   let ties = last ? last.ties - 1 : -1;

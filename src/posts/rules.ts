@@ -64,6 +64,12 @@ export interface ListQuery {
   q?: string;
 }
 
+/** The members of a list query that are not filters: a filter added to ListQuery is one without anyone listing it. */
+const NOT_FILTERS = new Set<string>(['page', 'limit', 'status'] satisfies (keyof ListQuery)[]);
+
+/** Whether a list is by status alone (no filter given): its total is kept, its pages prepared. */
+export const isByStatus = (query: ListQuery) => Object.entries(query).every(([name, value]) => NOT_FILTERS.has(name) || value === undefined || value === '');
+
 /** What a database can keep in a text (or JSON) column beyond well-formed Unicode. */
 export interface TextLimits {
   /** SQLite stores U+0000 like any character; PostgreSQL refuses it in text and jsonb. */

@@ -2,27 +2,50 @@ import type { PostRow } from '../db/schema.js';
 import { RawJson } from '../json.js';
 import type { Pagination } from '../pagination.js';
 
+/** How the API shows a column of a post: as it is, as JSON it holds, a flag, an ISO time, or not at all. */
+export type MemberKind = 'text' | 'json' | 'boolean' | 'time' | 'hidden';
+
 /**
- * A post as the API shows it (GET /api/v1/posts/:id); each response schema picks its own subset.
- * Webhooks send the same. SQLite builds the same JSON itself for reads (`postJson` in
- * service.ts); a test holds the two equal.
+ * A post as the API shows it (GET /api/v1/posts/:id), member by member in the order they are
+ * written. Every column of a post is listed, shown or hidden: a new column does not compile
+ * until someone decides. `cta` is a member no column holds (always null). Each response schema
+ * picks its own subset; webhooks send the same; the databases' JSON is built from this list.
  */
-export const postResource = (post: PostRow) => ({
-  id: post.id,
-  slug: post.slug,
-  title: post.title,
-  description: post.description,
-  content: post.content,
-  category: post.category,
-  tags: post.tags,
-  cta: null,
-  authorId: post.authorId,
-  isDraft: post.isDraft,
-  visibility: post.visibility,
-  publishedAt: post.publishedAt,
-  createdAt: post.createdAt,
-  updatedAt: post.updatedAt,
-});
+export const POST_MEMBERS = {
+  id: 'text',
+  siteId: 'hidden',
+  slug: 'text',
+  title: 'text',
+  description: 'text',
+  content: 'text',
+  category: 'text',
+  tags: 'json',
+  cta: 'null',
+  authorId: 'text',
+  isDraft: 'boolean',
+  visibility: 'text',
+  publishedAt: 'time',
+  generatorProvider: 'hidden',
+  generatorModel: 'hidden',
+  sourceTaskId: 'hidden',
+  html: 'hidden',
+  readingTime: 'hidden',
+  createdAt: 'time',
+  updatedAt: 'time',
+} as const satisfies { [K in keyof PostRow]-?: MemberKind } & { cta: 'null' };
+
+type Members = typeof POST_MEMBERS;
+type ShownColumn = { [K in keyof PostRow]: Members[K] extends 'hidden' ? never : K }[keyof PostRow];
+export type PostResource = { [K in ShownColumn]: PostRow[K] } & { cta: null };
+
+/** The shown members in order: a column's name, or `cta` (null). */
+export const RESOURCE_MEMBERS = Object.entries(POST_MEMBERS).filter(([, kind]) => kind !== 'hidden') as [ShownColumn | 'cta', Exclude<MemberKind, 'hidden'> | 'null'][];
+
+export const postResource = (post: PostRow): PostResource => {
+  const resource: Record<string, unknown> = {};
+  for (const [name, kind] of RESOURCE_MEMBERS) resource[name] = kind === 'null' ? null : post[name as ShownColumn];
+  return resource as PostResource;
+};
 
 /** A page of posts as the API shows them: one JSON array of `postResource`s, and its pagination. */
 export interface PostsJsonPage {
@@ -33,5 +56,5 @@ export interface PostsJsonPage {
 /** A JSON array of JSON texts. */
 export const jsonArray = (items: readonly string[]) => new RawJson(`[${items.join(',')}]`);
 
-/** `postResource` as JSON text (what SQLite builds itself, for a database that does not). */
+/** `postResource` as JSON text (for a database that does not build it itself). */
 export const postJsonText = (post: PostRow) => JSON.stringify(postResource(post));

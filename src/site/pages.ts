@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { Site } from '../db/schema.js';
 import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
-import { FEED_SIZE, type PublicSiteQueries } from './public-common.js';
 import type { SiteRenderer } from './render.js';
+import { FEED_SIZE, type PublicSite as PublicSiteStore } from './store.js';
 import type { PublicSite } from './types.js';
 import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, redirectPath, type ListKind } from './urls.js';
 
@@ -93,6 +93,24 @@ export class SiteAnswerCache<T> {
   }
 }
 
+/**
+ * The site as its pages address it: links under `basePath` on this request, absolute URLs
+ * under its own `url`, else under `publicBaseUrl` (PUBLIC_BASE_URL) + /sites/<handle>.
+ */
+export function siteView(site: Site, basePath: string, publicBaseUrl: string): PublicSite {
+  return {
+    id: site.id,
+    name: site.name,
+    description: site.description,
+    language: site.language,
+    handle: site.handle,
+    // A domain not proven yet is no address of the site's: links stay on the platform.
+    baseUrl: site.url !== null && site.domainToken === null ? site.url : `${publicBaseUrl}/sites/${site.handle}`,
+    basePath,
+    postsPerPage: site.postsPerPage,
+  };
+}
+
 const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('base64url')}"`;
 
 /** A file of the pages' own (stylesheet, icon), the same for every site. */
@@ -111,14 +129,21 @@ export class PublicPages {
   private readonly assets: ReadonlyMap<string, PublicResponse>;
 
   constructor(
-    private readonly service: PublicSiteQueries,
+    private readonly service: PublicSiteStore,
     private readonly renderer: SiteRenderer,
     files: { stylesheet: string; icon: string },
+    /** PUBLIC_BASE_URL: where sites without a proven domain of their own are. */
+    private readonly publicBaseUrl: string,
   ) {
     this.assets = new Map([
       [STYLESHEET_PATH, asset(files.stylesheet, 'text/css; charset=utf-8')],
       [ICON_PATH, asset(files.icon, 'image/svg+xml')],
     ]);
+  }
+
+  /** The site as its pages address it (see siteView). */
+  view(site: Site, basePath: string): PublicSite {
+    return siteView(site, basePath, this.publicBaseUrl);
   }
 
   /** The pages' icon, also for browsers that ask for /favicon.ico on their own. */
@@ -130,7 +155,7 @@ export class PublicPages {
   async page(site: Site, basePath: string, path: string): Promise<PublicResponse> {
     const fixed = this.assets.get(path);
     if (fixed) return fixed;
-    return this.cached(`page|${basePath}|${path}`, site, () => this.render(this.service.view(site, basePath), path));
+    return this.cached(`page|${basePath}|${path}`, site, () => this.render(this.view(site, basePath), path));
   }
 
   /** The 404 page for an address that names no site. */

@@ -1,5 +1,4 @@
-import type { Executor } from '../db/client.js';
-import { findActiveKey, hashKey, revokeKey, type AuthenticatedKey } from './keys.js';
+import type { AuthenticatedKey } from './rules.js';
 
 /**
  * Tells a key cache whether the database may have changed under it: `current()` answers a
@@ -12,36 +11,20 @@ export interface ChangeSignal {
 }
 
 /**
- * SQLite's signal: `PRAGMA data_version` changes exactly when another connection has
- * committed, and reading it touches no table. It is read once per turn of the event loop:
- * the requests parsed in one turn arrived together, and a busy server would otherwise spend
- * a statement per request on it.
+ * How an instance learns that keys changed in the database, by whatever wrote them: SQLite's
+ * data_version (sites/sqlite.ts), PostgreSQL's key change counter (sites/postgres.ts).
  */
-export function dataVersionSignal(readDataVersion: () => number): ChangeSignal {
-  let version = readDataVersion();
-  let readThisTurn = false;
-  const nextTurn = () => {
-    readThisTurn = false;
-  };
-  return {
-    current() {
-      if (!readThisTurn) {
-        readThisTurn = true;
-        setImmediate(nextTurn);
-        version = readDataVersion();
-      }
-      return version;
-    },
-  };
+export interface KeyChanges extends ChangeSignal {
+  /** Starts watching (rejects when the database cannot answer); `onError` hears of later failed looks. */
+  watch(onError: (error: unknown) => void): Promise<void>;
+  /** Stops watching (before the database closes). */
+  close(): Promise<void>;
 }
 
 /** A key's hash → what it authenticates as (null: no active key, never kept), for the cache below. */
 export type CachedKey = AuthenticatedKey | null;
 
-/**
- * A small LRU of key lookups, dropped whenever its change signal moves. Shared by the SQLite
- * authenticator (below) and PostgreSQL's (pg-key-cache.ts), whose lookups are asynchronous.
- */
+/** A small LRU of key lookups (SiteStore.authenticate), dropped whenever its change signal moves. */
 export class KeyLookupCache {
   private readonly entries = new Map<string, CachedKey>();
   private version: unknown;
@@ -92,41 +75,5 @@ export class KeyLookupCache {
   clear(): void {
     this.entries.clear();
     this.generation++;
-  }
-}
-
-/**
- * Resolves API keys to sites with a small LRU cache in front of the database.
- *
- * Revocation must take effect at once, also when the admin CLI revokes a key from another
- * process: the cache is dropped whenever the change signal moves (on SQLite,
- * dataVersionSignal above).
- */
-export class KeyAuthenticator {
-  private readonly cache: KeyLookupCache;
-
-  constructor(
-    private readonly db: Executor,
-    signal: ChangeSignal,
-    maxEntries = 1000,
-  ) {
-    this.cache = new KeyLookupCache(signal, maxEntries);
-  }
-
-  authenticate(key: string): AuthenticatedKey | undefined {
-    const generation = this.cache.checkSignal();
-    const hash = hashKey(key);
-    const hit = this.cache.get(hash);
-    if (hit !== undefined) return hit ?? undefined;
-    const found = findActiveKey(this.db, hash) ?? null;
-    this.cache.set(hash, found, generation);
-    return found ?? undefined;
-  }
-
-  /** Revokes through this process, dropping the cache so the key stops working immediately. */
-  revoke(keyId: string): boolean {
-    const changed = revokeKey(this.db, keyId);
-    this.cache.clear();
-    return changed;
   }
 }

@@ -1,5 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { Site } from '../db/schema.js';
+import { ask, type Steps } from '../db/steps.js';
 import { conflict, validationError } from '../errors.js';
 import {
   MAX_HANDLE_LENGTH,
@@ -12,10 +13,11 @@ import {
 import { slugify } from '../text/slug.js';
 import { hostnameOf, newDomainToken } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
+import './port.js';
 
 /*
- * The rules of sites and API keys, written once for both databases: keys.ts and settings.ts
- * (SQLite) and pg-keys.ts and pg-settings.ts (PostgreSQL) only read and write rows around them.
+ * The rules of sites and API keys: what a key, a name, a handle or an address must be, and what
+ * a settings patch changes. The store (store.ts) applies them; its adapters only read and write rows.
  */
 
 export const KEY_PREFIX = 'blog_';
@@ -162,21 +164,11 @@ export function domainToProve(site: Site, checkedToken: string | null): { host: 
   return { host: new URL(site.url).host };
 }
 
-/** A question settings ask the database: the id of the site holding a handle, or answering on a host (proven: no pending token). */
-export type SettingsQuestion = { holderOf: 'handle'; handle: string } | { holderOf: 'host'; urls: [string, string] };
-
 /**
  * The changes a patch makes to a site, checked field by field in a fixed order (the first
- * problem is the one reported). A generator, as post writes are (posts/write-steps.ts): it
- * yields its questions to the database and is resumed with the holder's id, so that SQLite
- * answers at once and PostgreSQL with promises, the rules being the same code.
+ * problem is the one reported); steps, as they ask who holds a handle or a host.
  */
-export function* settingsChanges(
-  current: Site,
-  patch: SiteSettingsPatch,
-  now: Date,
-  options: SettingsOptions = {},
-): Generator<SettingsQuestion, Partial<Site>, string | undefined> {
+export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: Date, options: SettingsOptions = {}): Steps<Partial<Site>> {
   const changes: Partial<Site> = {};
   if (patch.name !== undefined) {
     const name = patch.name.trim();
@@ -193,7 +185,7 @@ export function* settingsChanges(
   }
   if (patch.handle !== undefined && patch.handle !== current.handle) {
     changes.handle = checkHandle(patch.handle);
-    if ((yield { holderOf: 'handle', handle: changes.handle }) !== undefined) throw handleTaken(changes.handle);
+    if ((yield* ask('sites', 'byHandle', changes.handle)) !== undefined) throw handleTaken(changes.handle);
   }
   if (patch.url !== undefined) {
     changes.url = patch.url === null || patch.url.trim() === '' ? null : normalizeSiteUrl(patch.url);
@@ -202,8 +194,8 @@ export function* settingsChanges(
       const host = new URL(changes.url).host;
       if (options.reservedHosts?.has(hostnameOf(changes.url))) throw invalid('url', `is refused: ${host} is the service's own address`);
       // Only a proven holder blocks: a pending claim cannot keep the domain's owner out.
-      const holder = yield { holderOf: 'host', urls: urlsOfHost(host) };
-      if (holder !== undefined && holder !== current.id) throw conflict(`Another site already answers on ${host}`);
+      const holder = yield* ask('sites', 'byHost', host);
+      if (holder !== undefined && holder.id !== current.id) throw conflict(`Another site already answers on ${host}`);
       // A new host must be proven; the same host under another scheme or port stays as it was.
       const sameHost = current.url !== null && hostnameOf(current.url) === hostnameOf(changes.url);
       changes.domainToken = sameHost ? current.domainToken : newDomainToken();
@@ -221,20 +213,4 @@ export function* settingsChanges(
   }
   // Every setting shows on the pages (name, language, addresses): cached pages are stale.
   return Object.assign(changes, { contentVersion: current.contentVersion + 1, contentUpdatedAt: now });
-}
-
-type SettingsSteps = ReturnType<typeof settingsChanges>;
-
-/** Runs settingsChanges against a database that answers at once (inside a SQLite transaction). */
-export function runSettingsSteps(steps: SettingsSteps, holder: (question: SettingsQuestion) => string | undefined): Partial<Site> {
-  let step = steps.next();
-  while (!step.done) step = steps.next(holder(step.value));
-  return step.value;
-}
-
-/** Runs settingsChanges against a database that answers with promises (inside a PostgreSQL transaction). */
-export async function runSettingsStepsAsync(steps: SettingsSteps, holder: (question: SettingsQuestion) => Promise<string | undefined>): Promise<Partial<Site>> {
-  let step = steps.next();
-  while (!step.done) step = steps.next(await holder(step.value));
-  return step.value;
 }

@@ -1,7 +1,11 @@
 import type { StepDatabase } from '../db/steps.js';
+import type { PostStore } from '../posts/store.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import type { PublicSite } from '../site/store.js';
+import type { SiteStore } from '../sites/store.js';
+import type { KnowledgeStores } from '../knowledge/store.js';
 import type { JobQueue } from '../jobs/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
-import type { StepsInTransaction } from './glue.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -11,11 +15,19 @@ export interface Stores {
   /** Runs stores' steps; for code that composes several stores' steps in one transaction. */
   db: StepDatabase;
 
-  // ---- jobs and webhooks
+  posts: PostStore;
+  // public site and idempotency keys
+  /** What readers may see of each site (its pages are built from it). */
+  publicSite: PublicSite;
+  idempotency: IdempotencyStore;
+  // sites
+  /** Sites, their settings and API keys. */
+  sites: SiteStore;
+  /** Knowledge files, search over them, their storage usage and chunk vectors. */
+  knowledge: KnowledgeStores;
+  // jobs and webhooks
   /** The job queue, every kind (loops take `jobs.scoped(...)`). */
   jobs: JobQueue;
   /** The webhook store, with the plugin's options (clock, retries, the delivery loop's wake). */
   webhooks(options: WebhookStoreOptions): WebhookStore;
-  /** glue until posts and knowledge land: steps run inside a transaction an old store opened. */
-  glue: StepsInTransaction;
 }

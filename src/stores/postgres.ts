@@ -1,32 +1,59 @@
 import type { PgExecutor, PostgresHandle } from '../db/postgres.js';
 import { postgresStepDatabase } from '../db/postgres-steps.js';
 import type { AsyncAdapters } from '../db/steps.js';
+import { postgresPosts } from '../posts/postgres.js';
+import { POSTGRES_TEXT } from '../posts/rules.js';
+import { PostStore } from '../posts/store.js';
+import { postgresIdempotency } from '../idempotency/postgres.js';
+import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
+import { postgresPublicSite } from '../site/postgres.js';
+import { PublicSite } from '../site/store.js';
+import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
+import { SiteStore } from '../sites/store.js';
+import type { Stores } from './index.js';
+// jobs and webhooks
 import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
 import { JobQueue } from '../jobs/store.js';
 import { postgresWebhooks } from '../webhooks/postgres.js';
 import { WebhookStore } from '../webhooks/store.js';
-import { postgresGlue } from './glue.js';
-import type { Stores } from './index.js';
+// knowledge
+import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
+import { knowledgeStores } from '../knowledge/store.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
-  // ---- jobs and webhooks
+  posts: postgresPosts,
+  // public site and idempotency keys
+  publicSite: postgresPublicSite,
+  idempotency: postgresIdempotency,
+  // sites
+  sites: postgresSites,
+  // knowledge
+  ...knowledgePostgresAdapters,
+  // jobs and webhooks
   jobs: postgresJobs,
   webhooks: postgresWebhooks,
-  glue: postgresGlue, // glue until posts and knowledge land
 };
 
 /** Every store, on PostgreSQL. */
 export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle.db, postgresAdapters);
-  // ---- jobs and webhooks: other instances may share the database; their running jobs are alive.
-  const jobs = new JobQueue(db, { soleWorker: false });
+  // jobs and webhooks
   const afterCommit = postgresAfterCommit(handle.db);
   return {
     db,
-    // ---- jobs and webhooks
-    jobs,
+
+    posts: new PostStore(db, POSTGRES_TEXT),
+    // public site and idempotency keys
+    publicSite: new PublicSite(db),
+    // Several instances share the database: a running request claims its key with a row.
+    idempotency: new IdempotencyStore(db, new LeasedClaims()),
+    // sites: the key cache follows the key change counter every instance moves.
+    sites: new SiteStore(db, { keyChanges: new PgKeyChangeSignal(handle.db), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
+    // knowledge
+    knowledge: knowledgeStores(db),
+    // jobs and webhooks: other instances may share the database; their running jobs are alive.
+    jobs: new JobQueue(db, { soleWorker: false }),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
-    glue: { runIn: (tx, steps) => db.runIn(tx as PgExecutor, steps) }, // glue until posts and knowledge land
   };
 }

@@ -18,9 +18,9 @@ export interface GeneratePostResult {
   missingFileIds: string[];
 }
 
-/** Where a task's post goes: the posts store's steps that insert a post, inside the caller's transaction. */
+/** Where a task's post goes: the posts store's steps that create a post, inside the caller's transaction. */
 export interface PostInserter {
-  insertSteps(siteId: string, input: PostInput, origin: PostOrigin, at: Date): Steps<PostRow>;
+  createSteps(siteId: string, input: PostInput, origin: PostOrigin, now: Date): Steps<PostRow>;
 }
 
 /**
@@ -35,7 +35,7 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
     *complete({ result, missingFileIds }, job): Steps<GeneratePostResult> {
       const { params } = job.payload;
       const generated = result.post;
-      const post = yield* deps.posts.insertSteps(
+      const post = yield* deps.posts.createSteps(
         job.siteId,
         {
           title: generated.title,

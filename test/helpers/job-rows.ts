@@ -1,13 +1,11 @@
 import { and, asc, count, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { twinOf } from '../../src/db/backend.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import type { KnowledgeFileRow } from '../../src/db/schema.js';
 import type { JobOutcome } from '../../src/jobs/loop.js';
 import type { JobRow } from '../../src/jobs/rules.js';
-import { PgPostStore } from '../../src/posts/pg-store.js';
-import { PostService, type PostInput } from '../../src/posts/service.js';
+import type { PostInput } from '../../src/posts/store.js';
 
 /**
  * Jobs, posts and the webhook outbox behind the API, on whichever database the app runs
@@ -71,17 +69,8 @@ export function jobRows(app: FastifyInstance) {
     /** Inserts a post in a transaction that then fails (rejects with its error). */
     async rolledBackPost(siteId: string, input: PostInput): Promise<void> {
       const abort = new Error('abort');
-      if (backend.kind === 'sqlite') {
-        const posts = twinOf(app.posts, PostService);
-        backend.sqlite.db.transaction((tx) => {
-          posts.insert(tx, siteId, input);
-          throw abort;
-        });
-        return;
-      }
-      const posts = twinOf(app.posts, PgPostStore);
-      await backend.postgres.db.transaction(async (tx) => {
-        await posts.insert(tx, siteId, input);
+      await app.stores.db.write(function* () {
+        yield* app.posts.createSteps(siteId, input);
         throw abort;
       });
     },

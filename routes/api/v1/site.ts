@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Site } from '../../../src/sites/service.js';
+import type { Site } from '../../../src/sites/store.js';
 import { errorResponses } from '../../../src/schemas/common.js';
 import { domainState } from '../../../src/sites/domains.js';
 import { PatchSiteBody, SiteSettingsResponse } from '../../../src/schemas/site.js';
@@ -11,7 +11,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicSite.view(site, '').baseUrl, domain: domainState(site) });
+  const siteView = (site: Site) => ({ ...site, publicUrl: app.publicPages.view(site, '').baseUrl, domain: domainState(site) });
 
   app.get(
     '/site',

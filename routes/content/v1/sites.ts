@@ -51,7 +51,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       const site = await siteOf(request.params.handle);
       const { page, limit, tag, category } = request.query;
-      const view = app.publicSite.view(site, '');
+      const view = app.publicPages.view(site, '');
       const topic = tag ? { kind: 'tag' as const, slug: tagSlug(tag) } : category ? { kind: 'category' as const, slug: tagSlug(category) } : undefined;
       // Keyed by what the answer depends on, never the raw URL: other parameters, their order
       // or spelling cannot make new entries.
@@ -88,7 +88,7 @@ export default async function contentRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const site = await siteOf(request.params.handle);
-      const view = app.publicSite.view(site, '');
+      const view = app.publicPages.view(site, '');
       const found = await app.publicSite.bySlug(site.id, request.params.slug);
       if (!found || !('post' in found)) throw notFound('post');
       const response = await app.publicPages.cached(`content|post|${found.post.id}`, site, async () => ({

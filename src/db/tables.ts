@@ -1,0 +1,347 @@
+import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
+import {
+  bigInteger,
+  boolean,
+  defineTable,
+  identity,
+  index,
+  integer,
+  json,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  vector,
+} from './columns.js';
+
+/*
+ * Every table, defined once for both databases: schema.ts builds them for SQLite, pg-schema.ts
+ * for PostgreSQL (columns.ts says how). Names here are those of the database and of TypeScript,
+ * with the keys, indexes, foreign keys and defaults of both.
+ */
+
+export const sites = defineTable(
+  'sites',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    // Public address: pages at /sites/<handle>/, and at / on the host of `url` when set.
+    handle: text('handle').notNull(),
+    url: text('url'),
+    // Set while the host of `url` is not proven yet: its DNS TXT record _blog-verify.<host> must
+    // hold this token (or an operator verifies it). Null with a url: proven, the host serves the site.
+    domainToken: text('domain_token'),
+    description: text('description'),
+    language: text('language').notNull().default('en'),
+    postsPerPage: integer('posts_per_page').notNull().default(10),
+    // Moves with every write that can change what readers see: public pages and feeds are
+    // cached per version, so a write invalidates them at once, on every instance.
+    contentVersion: integer('content_version').notNull().default(0),
+    contentUpdatedAt: timestamp('content_updated_at'),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('sites_handle_unique').on(t.handle)],
+);
+
+export const apiKeys = defineTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    // First characters of the key, enough to recognise it in a list; never the whole key.
+    prefix: text('prefix').notNull(),
+    hash: text('hash').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    revokedAt: timestamp('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_hash_unique').on(t.hash), index('api_keys_site_idx').on(t.siteId)],
+);
+
+export const posts = defineTable(
+  'posts',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    content: text('content'),
+    category: text('category'),
+    tags: json('tags').$type<string[]>().notNull().default([]),
+    authorId: text('author_id'),
+    isDraft: boolean('is_draft').notNull(),
+    visibility: text('visibility', { enum: VISIBILITIES }).notNull().default('public'),
+    publishedAt: timestamp('published_at'),
+    // Which generator wrote the post (null for posts written by a client).
+    generatorProvider: text('generator_provider'),
+    generatorModel: text('generator_model'),
+    // The batch task that generated this post: unique, so a task can never make two posts.
+    sourceTaskId: text('source_task_id'),
+    // The content rendered to HTML for readers, once per version of the post (null until first needed).
+    html: text('html'),
+    readingTime: integer('reading_time'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('posts_site_slug_unique').on(t.siteId, t.slug),
+    uniqueIndex('posts_source_task_unique').on(t.sourceTaskId),
+    // Lists page through this index alone (it holds the status filters), newest first:
+    // creation times are unique per site, so its order is the list's without a sort.
+    index('posts_site_list_idx').on(t.siteId, t.createdAt, t.isDraft, t.visibility),
+    // The public site lists published public posts newest first by publication.
+    index('posts_site_public_idx').on(t.siteId, t.isDraft, t.visibility, t.publishedAt),
+  ],
+);
+
+/**
+ * The highest `-N` suffix given to a slug base on a site, so the next colliding title finds its
+ * slug in one indexed lookup however many posts share the base (a blog in Chinese, where every
+ * title slugs to `post`).
+ */
+export const slugCounters = defineTable(
+  'slug_counters',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    base: text('base').notNull(),
+    last: integer('last').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.base] })],
+);
+
+/** A site's posts by state, kept by every post write: an unfiltered list page counts nothing. */
+export const postCounts = defineTable('post_counts', {
+  siteId: text('site_id')
+    .primaryKey()
+    .references(() => sites.columns.id, { onDelete: 'cascade' }),
+  drafts: integer('drafts').notNull().default(0),
+  public: integer('public').notNull().default(0),
+  unlisted: integer('unlisted').notNull().default(0),
+});
+
+/** Slugs a published post had before: their URLs redirect (301) to the post's current slug. */
+export const postSlugRedirects = defineTable(
+  'post_slug_redirects',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    postId: text('post_id')
+      .notNull()
+      .references(() => posts.columns.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.slug] }), index('post_slug_redirects_post_idx').on(t.postId)],
+);
+
+export const knowledgeFiles = defineTable(
+  'knowledge_files',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    extension: text('extension').notNull(),
+    mediaType: text('media_type').notNull(),
+    sizeBytes: bigInteger('size_bytes').notNull(),
+    status: text('status', { enum: KNOWLEDGE_STATUSES }).notNull(),
+    error: text('error'),
+    chunkCount: integer('chunk_count').notNull().default(0),
+    storageKey: text('storage_key').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('knowledge_site_created_idx').on(t.siteId, t.createdAt), index('knowledge_status_idx').on(t.status)],
+);
+
+export const knowledgeChunks = defineTable(
+  'knowledge_chunks',
+  {
+    id: identity('id'),
+    fileId: text('file_id')
+      .notNull()
+      .references(() => knowledgeFiles.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    ordinal: integer('ordinal').notNull(),
+    text: text('text').notNull(),
+  },
+  (t) => [index('knowledge_chunks_file_idx').on(t.fileId), index('knowledge_chunks_site_idx').on(t.siteId)],
+);
+
+/**
+ * A chunk's embedding (OLLAMA_EMBED_MODEL; SQLite keeps its direction in int8); `model` says
+ * which model made it, so a changed model re-embeds the chunks whose vector is another's. Goes
+ * with its chunk.
+ */
+export const knowledgeEmbeddings = defineTable(
+  'knowledge_embeddings',
+  {
+    chunkId: bigInteger('chunk_id')
+      .notNull()
+      .references(() => knowledgeChunks.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    model: text('model').notNull(),
+    vector: vector('vector').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  // A table-level key: SQLite's integer column key would be optional on insert, PostgreSQL's not.
+  (t) => [primaryKey({ columns: [t.chunkId] }), index('knowledge_embeddings_site_model_idx').on(t.siteId, t.model)],
+);
+
+/**
+ * The job queue: a job has a `kind`, naming the handler that runs it, and a JSON payload. The
+ * queue's mechanics (claim, lease, heartbeat, backoff, attempts, cancel) know nothing else;
+ * `group_id` and `position` keep jobs submitted together (a batch) together and in order.
+ */
+export const jobs = defineTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    groupId: text('group_id'),
+    position: integer('position').notNull().default(0),
+    payload: json('payload').$type<unknown>().notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull(),
+    scheduledFor: timestamp('scheduled_for').notNull(),
+    // When the job may next be claimed: scheduledFor at first, later pushed out by backoff.
+    runAfter: timestamp('run_after').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull(),
+    // Times the job was put off because what it needs (a generator) was unavailable.
+    waits: integer('waits').notNull().default(0),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: timestamp('lease_until'),
+    startedAt: timestamp('started_at'),
+    finishedAt: timestamp('finished_at'),
+    lastError: text('last_error'),
+    // What the kind's handler recorded on success (for post generation: the post's id).
+    result: json('result').$type<unknown>(),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    index('jobs_claim_idx').on(t.status, t.runAfter),
+    index('jobs_site_kind_group_idx').on(t.siteId, t.kind, t.groupId),
+    index('jobs_site_kind_created_idx').on(t.siteId, t.kind, t.createdAt),
+    // A loop that runs only some kinds (webhook deliveries, beside generation) claims through this.
+    index('jobs_kind_claim_idx').on(t.kind, t.status, t.runAfter),
+  ],
+);
+
+/**
+ * Webhook endpoints of a site. The signing secret is kept in clear (it signs every delivery);
+ * after a rotation the previous one also signs until `previous_secret_expires_at`.
+ * `failing_since` is the first failed attempt since the last success: an endpoint failing for
+ * a day in a row is disabled, with `disabled_at` and `disabled_reason` saying so.
+ */
+export const webhooks = defineTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    description: text('description'),
+    events: json('events').$type<WebhookEvent[]>().notNull(),
+    enabled: boolean('enabled').notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: timestamp('previous_secret_expires_at'),
+    failingSince: timestamp('failing_since'),
+    disabledAt: timestamp('disabled_at'),
+    disabledReason: text('disabled_reason'),
+    lastSuccessAt: timestamp('last_success_at'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('webhooks_site_created_idx').on(t.siteId, t.createdAt)],
+);
+
+/**
+ * One event for one endpoint (the outbox): written in the transaction of the change that
+ * causes it, with the exact body every attempt sends. Its id is the `webhook-id` header, the
+ * same on every attempt. Each attempt is a job of kind `webhook-delivery` (`job_id`: the
+ * latest); `retry_until` ends the retries (a day after it was queued or retried by hand).
+ */
+export const webhookDeliveries = defineTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.columns.id, { onDelete: 'cascade' }),
+    event: text('event').$type<WebhookEvent>().notNull(),
+    // The exact body every attempt sends, byte for byte: text, never re-serialised JSON.
+    payload: text('payload').notNull(),
+    status: text('status', { enum: WEBHOOK_DELIVERY_STATUSES }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    jobId: text('job_id'),
+    retryUntil: timestamp('retry_until').notNull(),
+    nextAttemptAt: timestamp('next_attempt_at'),
+    lastAttemptAt: timestamp('last_attempt_at'),
+    lastResponseStatus: integer('last_response_status'),
+    lastError: text('last_error'),
+    lastDurationMs: integer('last_duration_ms'),
+    deliveredAt: timestamp('delivered_at'),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [index('webhook_deliveries_webhook_created_idx').on(t.webhookId, t.createdAt), index('webhook_deliveries_created_idx').on(t.createdAt)],
+);
+
+/** Every attempt of a delivery: when, how long, the receiver's status and answer, or the error. */
+export const webhookAttempts = defineTable(
+  'webhook_attempts',
+  {
+    id: identity('id'),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.columns.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: timestamp('started_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    error: text('error'),
+    outcome: text('outcome', { enum: ['succeeded', 'retry', 'failed'] }).notNull(),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.attempt)],
+);
+
+/**
+ * Answers kept for Idempotency-Key retries, per site and key, until `expires_at` (a day after
+ * the first request). `fingerprint` is a hash of that request (route and body) that a retry
+ * must match. Requests still running are known to the process alone (one server per data
+ * folder), so a crash frees their keys.
+ */
+export const idempotencyKeys = defineTable(
+  'idempotency_keys',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    responseStatus: integer('response_status').notNull(),
+    responseType: text('response_type'),
+    responseBody: text('response_body').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
+);

@@ -1,0 +1,143 @@
+import { ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
+import { RawJson } from '../json.js';
+import { paginationOf } from '../pagination.js';
+import { PostJsonCache } from './json-cache.js';
+import { ListAnchors } from './list-anchors.js';
+import { SlugTakenMeanwhile } from './port.js';
+import {
+  countChangeOf,
+  found,
+  isByStatus,
+  totalOf,
+  type ListQuery,
+  type PostChange,
+  type PostInput,
+  type PostOrigin,
+  type PostPatch,
+  type PostRow,
+  type TextLimits,
+} from './rules.js';
+import { jsonArray, type PostsJsonPage } from './view.js';
+import { checkPatch, deleteSteps, insertSteps, toggleSteps, updateSteps } from './write-steps.js';
+
+export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow };
+
+/** Runs inside the transaction of the change it is told about: what it writes commits with the change. */
+export type PostChangeListener = (change: PostChange) => Steps<void>;
+
+/**
+ * Tries a write that picks a slug gets before giving up: another attempt is needed only when a
+ * writer that bypasses this store took the slug between the look and the write.
+ */
+const SLUG_ATTEMPTS = 5;
+
+const isSlugTakenMeanwhile = (error: unknown) => error instanceof SlugTakenMeanwhile;
+
+
+/**
+ * Posts of a site, on either database. Each write is one transaction holding the site's write
+ * lock (see PostPort.lockSite): the newest creation time, the slug counters and the free slugs
+ * are read and written without another writer of the site in between, also across instances.
+ * The unique (site, slug) index stays the last word on slugs: a write that picks one runs in a
+ * savepoint, again should a writer outside the store have taken it meanwhile.
+ *
+ * Reads are kept per content version of the site (PostJsonCache), and deep pages of lists by
+ * status start at anchors (ListAnchors) instead of stepping over every entry before them.
+ */
+export class PostStore {
+  private readonly listeners: PostChangeListener[] = [];
+  private readonly anchors = new ListAnchors();
+  private readonly kept = new PostJsonCache();
+
+  constructor(
+    private readonly db: StepDatabase,
+    /** What the database can store beyond well-formed text. */
+    private readonly text: TextLimits,
+  ) {}
+
+  /**
+   * Calls `listener` inside the transaction of every change to a post (create, edit, publish,
+   * unpublish, delete), so what it writes (an outbox row, a counter) commits with the change.
+   */
+  onChange(listener: PostChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Every change moves the site's content version (public pages are kept per version) and its counts, then tells the listeners. */
+  private *changed(change: PostChange): Steps<void> {
+    this.anchors.moved(change, yield* ask('sites', 'touchContent', change.siteId, change.at));
+    const counted = countChangeOf(change);
+    if (counted) yield* ask('posts', 'addToCounts', change.siteId, counted.delta, counted.initial);
+    for (const listener of this.listeners) yield* listener(change);
+  }
+
+  /** A write's steps under the site's lock; those that pick a slug in a savepoint of their own (made afresh for each attempt). */
+  private *locked<T>(siteId: string, steps: () => Steps<{ result: T; change: PostChange }>, { picksSlug }: { picksSlug: boolean }): Steps<T> {
+    yield* ask('posts', 'lockSite', siteId);
+    const { result, change } = picksSlug ? yield* inSavepoint(steps, { attempts: SLUG_ATTEMPTS, retryIf: isSlugTakenMeanwhile }) : yield* steps();
+    yield* this.changed(change);
+    return result;
+  }
+
+  /** Creating a post as steps, for a caller's transaction (a job committing its post with its own success). */
+  createSteps(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Steps<PostRow> {
+    return this.locked(siteId, () => insertSteps(siteId, input, origin, now, this.text), { picksSlug: true });
+  }
+
+  create(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Promise<PostRow> {
+    return this.db.write(() => this.createSteps(siteId, input, origin, now));
+  }
+
+  get(siteId: string, postId: string): Promise<PostRow> {
+    return this.db.read(function* () {
+      return found(yield* ask('posts', 'find', siteId, postId));
+    });
+  }
+
+  /** The post as the API shows it (`postResource`), as JSON text. */
+  getJson(siteId: string, postId: string): Promise<RawJson> {
+    const { kept } = this;
+    return this.db.read(function* () {
+      // The version first: see PostJsonCache.
+      const version = yield* ask('posts', 'contentVersion', siteId);
+      const hit = kept.lookupPost(siteId, version, postId);
+      if (hit) return hit;
+      return kept.keepPost(siteId, version, postId, new RawJson(found(yield* ask('posts', 'findJson', siteId, postId))));
+    });
+  }
+
+  toggle(siteId: string, postId: string, now = new Date()): Promise<PostRow> {
+    return this.db.write(() => this.locked(siteId, () => toggleSteps(siteId, postId, now), { picksSlug: false }));
+  }
+
+  async update(siteId: string, postId: string, patch: PostPatch, now = new Date()): Promise<PostRow> {
+    checkPatch(patch, this.text);
+    return this.db.write(() => this.locked(siteId, () => updateSteps(siteId, postId, patch, now), { picksSlug: true }));
+  }
+
+  async delete(siteId: string, postId: string, now = new Date()): Promise<void> {
+    await this.db.write(() => this.locked(siteId, () => deleteSteps(siteId, postId, now), { picksSlug: false }));
+  }
+
+  /** A page of posts as the API shows them (`postResource`s), as JSON text. */
+  list(siteId: string, query: ListQuery): Promise<PostsJsonPage> {
+    const { kept, anchors } = this;
+    return this.db.read(function* () {
+      // The version first: see PostJsonCache.
+      const version = yield* ask('posts', 'contentVersion', siteId);
+      const hit = kept.lookupPage(siteId, version, query);
+      if (hit) return hit;
+      const byStatus = isByStatus(query);
+      // Lists by status alone read their total from the counts every write keeps; filters count.
+      const total = byStatus ? totalOf(yield* ask('posts', 'counts', siteId), query.status) : yield* ask('posts', 'countMatching', siteId, query);
+      const offset = (query.page - 1) * query.limit;
+      const { limit } = query;
+      // Read even past the total: rows written behind the store's back (an import) still list.
+      const start = byStatus
+        ? yield* anchors.locate(siteId, query.status, version, offset, (from, skip, count) => ask('posts', 'creationTimes', siteId, query.status, from, skip, count))
+        : null;
+      const items = start ? yield* ask('posts', 'pageFrom', siteId, query.status, start.from, start.skip, limit) : yield* ask('posts', 'listPage', siteId, query, offset, limit);
+      return kept.keepPage(siteId, version, query, { posts: jsonArray(items), pagination: paginationOf(query.page, limit, total) });
+    });
+  }
+}

@@ -1,0 +1,107 @@
+import type { PostRow, Site } from '../db/schema.js';
+import { ask, type StepDatabase, type Steps } from '../db/steps.js';
+import { renderMarkdown, tagSlug } from './markdown.js';
+import type { Topic } from './port.js';
+import type { PublicPost } from './types.js';
+import type { ListKind } from './urls.js';
+
+/** Feeds carry the newest posts, this many. */
+export const FEED_SIZE = 20;
+
+export interface PublishedPage {
+  posts: PublicPost[];
+  total: number;
+}
+
+/** A post by its slug: the post, or where a published post's old slug now points. */
+export type SlugLookup = { post: PublicPost } | { movedTo: string } | null;
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  topic?: Topic;
+}
+
+/** The reader's view of a published post, with its rendered HTML. */
+function publicPost(row: PostRow, html: string, readingTime: number): PublicPost {
+  return {
+    id: row.id,
+    slug: row.slug,
+    title: row.title,
+    description: row.description,
+    html,
+    category: row.category,
+    tags: row.tags,
+    authorId: row.authorId,
+    publishedAt: row.publishedAt!,
+    updatedAt: row.updatedAt,
+    readingTime,
+    unlisted: row.visibility === 'unlisted',
+  };
+}
+
+/**
+ * What readers may see of a site, whatever the address they use: published public posts in
+ * lists, feeds and the sitemap; unlisted posts by their URL only; drafts never (how its pages
+ * address it is PublicPages.view's). Each call reads outside a transaction; the only write is a
+ * post's rendered HTML (see toPublic).
+ */
+export class PublicSite {
+  constructor(private readonly db: StepDatabase) {}
+
+  byHandle(handle: string): Promise<Site | undefined> {
+    return this.db.read(() => ask('sites', 'byHandle', handle));
+  }
+
+  /** The site whose own `url` is on this host, if any. */
+  async byHost(host: string | undefined): Promise<Site | undefined> {
+    return host ? this.db.read(() => ask('sites', 'byHost', host)) : undefined;
+  }
+
+  /** Published public posts, newest first, optionally those with a tag or category (by its slug). */
+  list(siteId: string, query: ListQuery): Promise<PublishedPage> {
+    return this.db.read(() => this.listSteps(siteId, query));
+  }
+
+  private *listSteps(siteId: string, { page, limit, topic }: ListQuery): Steps<PublishedPage> {
+    const { rows, total } = yield* ask('publicSite', 'listed', siteId, topic, limit, (page - 1) * limit);
+    const posts: PublicPost[] = [];
+    for (const row of rows) posts.push(yield* this.toPublic(row));
+    return { posts, total };
+  }
+
+  /** A published post (public or unlisted) by its slug, or the current slug an old one moved to. */
+  bySlug(siteId: string, slug: string): Promise<SlugLookup> {
+    return this.db.read(() => this.bySlugSteps(siteId, slug));
+  }
+
+  private *bySlugSteps(siteId: string, slug: string): Steps<SlugLookup> {
+    const row = yield* ask('publicSite', 'published', siteId, slug);
+    if (row) return { post: yield* this.toPublic(row) };
+    const movedTo = yield* ask('publicSite', 'movedTo', siteId, slug);
+    return movedTo === undefined ? null : { movedTo };
+  }
+
+  /** Every published public post, for the sitemap: slug and last change. */
+  sitemap(siteId: string): Promise<{ slug: string; updatedAt: Date }[]> {
+    return this.db.read(() => ask('publicSite', 'sitemap', siteId));
+  }
+
+  /** The name a tag or category is written with on the site's newest post that has it. */
+  async topicName(siteId: string, kind: ListKind, slug: string): Promise<string | null> {
+    const { posts: [newest] } = await this.list(siteId, { page: 1, limit: 1, topic: { kind, slug } });
+    if (!newest) return null;
+    return kind === 'category' ? newest.category : (newest.tags.find((tag) => tagSlug(tag) === slug) ?? null);
+  }
+
+  /**
+   * The reader's view of a post. Its HTML is rendered once per version of the post and stored
+   * with it (a content edit clears it); only the first view of a version pays for Markdown.
+   */
+  private *toPublic(row: PostRow): Steps<PublicPost> {
+    if (row.html !== null && row.readingTime !== null) return publicPost(row, row.html, row.readingTime);
+    const { html, readingTime } = renderMarkdown(row.content ?? '');
+    yield* ask('publicSite', 'keepRendered', row, html, readingTime);
+    return publicPost(row, html, readingTime);
+  }
+}
