@@ -1,18 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Executor } from '../src/db/client.js';
-import type { PgExecutor } from '../src/db/postgres.js';
-import { JobLoop, type Clock, type JobLoopOptions } from '../src/jobs/loop.js';
-import { PgJobQueue } from '../src/jobs/pg-queue.js';
-import { JobQueue } from '../src/jobs/queue.js';
+import { JobLoop, jobLoopOptions, type Clock } from '../src/jobs/loop.js';
+import { enqueueUnlessPendingSteps } from '../src/jobs/store.js';
 import { embeddingHandler, embeddingJob, KNOWLEDGE_EMBEDDING, queueMissingEmbeddings } from '../src/knowledge/embedding-job.js';
-import { inTransaction } from '../src/knowledge/glue.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The embedding loop, when OLLAMA_EMBED_MODEL names a model; null otherwise. */
     embeddings: {
-      loop: JobLoop<Executor> | JobLoop<PgExecutor>;
+      loop: JobLoop;
       /** Queues an embedding job for every site with chunks still missing a vector of the model (done at start). */
       queueMissing(): Promise<number>;
     } | null;
@@ -42,7 +38,7 @@ const EMBEDDING_CONCURRENCY = 1;
  */
 export default fp(
   async function embeddingsPlugin(app: FastifyInstance, opts: EmbeddingsPluginOptions) {
-    const { config, backend, vectors } = app;
+    const { config, vectors } = app;
     if (!vectors) {
       app.decorate('embeddings', null);
       return;
@@ -51,17 +47,7 @@ export default fp(
     const { embedder } = retriever;
     const model = embedder.model;
     const maxAttempts = config.jobMaxAttempts;
-    const options: JobLoopOptions = {
-      pollMs: config.jobPollMs,
-      concurrency: EMBEDDING_CONCURRENCY,
-      leaseMs: config.jobLeaseMs,
-      shutdownTimeoutMs: config.shutdownTimeoutMs,
-      backoffBaseMs: opts.backoffBaseMs,
-      clock: opts.clock,
-      random: opts.random,
-      log: app.log,
-    };
-    const scope = { only: [KNOWLEDGE_EMBEDDING] };
+    const options = jobLoopOptions(config, { concurrency: EMBEDDING_CONCURRENCY, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
     const handlerDeps = { store, embedder, batchSize: opts.batchSize };
 
     let live = false;
@@ -72,32 +58,14 @@ export default fp(
         if (live) void loop.tick();
       });
 
-    let loop: JobLoop<Executor> | JobLoop<PgExecutor>;
-    let queueMissing: () => Promise<number>;
-    if (backend.kind === 'sqlite') {
-      const queue = new JobQueue(backend.sqlite.db, scope);
-      loop = new JobLoop(queue, [embeddingHandler<Executor>(handlerDeps)], { ...options, releaseAllAtStart: true });
-      // glue until jobs land: the queue still takes SQLite's transaction.
-      app.knowledgeFiles.onSettled((file) =>
-        inTransaction((tx: Executor) => {
-          if (file.status !== 'indexed') return;
-          if (queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
-        }),
-      );
-      queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
-    } else {
-      const queue = new PgJobQueue(backend.postgres.db, scope);
-      // Other instances may share the database: their running jobs are alive.
-      loop = new JobLoop(queue, [embeddingHandler<PgExecutor>(handlerDeps)], { ...options, releaseAllAtStart: false });
-      // glue until jobs land: the queue still takes PostgreSQL's transaction.
-      app.knowledgeFiles.onSettled((file) =>
-        inTransaction(async (tx: PgExecutor) => {
-          if (file.status !== 'indexed') return;
-          if (await queue.enqueueUnlessPending(file.siteId, embeddingJob(file.siteId), maxAttempts, new Date(), tx)) wake();
-        }),
-      );
-      queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
-    }
+    const queue = app.stores.jobs.scoped({ only: [KNOWLEDGE_EMBEDDING] });
+    const loop = new JobLoop(queue, [embeddingHandler(handlerDeps)], options);
+    // A file marked indexed queues its site's job in the same transaction.
+    app.knowledgeFiles.onSettled(function* (file) {
+      if (file.status !== 'indexed') return;
+      if (yield* enqueueUnlessPendingSteps(file.siteId, embeddingJob(file.siteId), maxAttempts)) wake();
+    });
+    const queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
     app.decorate('embeddings', { loop, queueMissing });
 
     // Hybrid while Ollama serves the model and queries can be embedded; the model's name only (no host).

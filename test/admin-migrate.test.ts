@@ -10,7 +10,6 @@ import { serverOptions } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
-import { PgJobQueue } from '../src/jobs/pg-queue.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
 import { ErrorEnvelope, SiteSchema } from '../src/schemas/common.js';
@@ -368,7 +367,7 @@ postgresTests(() => {
       t.same([...pgFiles].sort(), [...liteFiles].sort(), `"${q}" finds the same files`);
     }
     // The pending tasks are due: the first instance to poll claims them.
-    const claimed = await new PgJobQueue(pg.db, { except: ['webhook-delivery'] }).claim('new-server', 10, Date.now(), 60_000);
+    const claimed = await postgresStores(pg).jobs.scoped({ except: ['webhook-delivery'] }).claim('new-server', 10, Date.now(), 60_000);
     t.same(claimed.map((job) => job.id).sort(), [...site.pendingTaskIds].sort(), 'both due tasks run on PostgreSQL, the crashed one too');
     await pg.db.execute(sql`update jobs set status = 'pending', lease_owner = null, lease_until = null, attempts = attempts - 1 where lease_owner = 'new-server'`);
 

@@ -16,7 +16,9 @@ import t, { type Test } from 'tap';
 import { openDatabase } from '../src/db/client.js';
 import { describe as describeError } from '../plugins/errors.js';
 import { JobLoop, type JobHandler } from '../src/jobs/loop.js';
-import { JobQueue } from '../src/jobs/queue.js';
+import type { JobQueue } from '../src/jobs/store.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
+import { EFFECT, markSteps } from './helpers/job-effect.js';
 import type { ChunkSource } from '../src/knowledge/indexer.js';
 import { extractChunks } from '../src/knowledge/extract.js';
 import { ReadinessService } from '../src/readiness.js';
@@ -146,7 +148,7 @@ t.test('the job loop survives a full disk at the end of a job: the job goes back
   const handle = openDatabase(tempDataDir(t));
   t.teardown(() => handle.close());
   const site = createSite(handle.db, 'Jobs');
-  const queue = new JobQueue(handle.db);
+  const queue = sqliteStores(handle).jobs.scoped({ only: ['note'] });
   const disk = queueOnADisk(queue);
   let runs = 0;
   const handler: JobHandler<{ n: number }, string> = {
@@ -157,14 +159,14 @@ t.test('the job loop survives a full disk at the end of a job: the job goes back
       if (runs === 1) disk.full = true;
       return 'done';
     },
-    complete(tx) {
-      createSite(tx, 'effect');
+    *complete(_result, job) {
+      yield* markSteps(EFFECT, job.siteId, job.id);
       return { ok: true };
     },
   };
   const clock = { ms: 1_000_000, now() { return this.ms; } };
   const loop = new JobLoop(queue, [handler], { pollMs: 50, concurrency: 1, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 100, clock, random: () => 0, log: silent });
-  const [job] = queue.enqueue(site.id, [{ kind: 'note', payload: { n: 1 }, scheduledFor: new Date(clock.ms) }], 3, new Date(clock.ms));
+  const [job] = await queue.enqueue(site.id, [{ kind: 'note', payload: { n: 1 }, scheduledFor: new Date(clock.ms) }], 3, new Date(clock.ms));
   await loop.tick();
   await loop.whenIdle();
   t.equal(runs, 1);
@@ -179,7 +181,7 @@ t.test('the job loop survives a full disk at the end of a job: the job goes back
   clock.ms += 60_000;
   await loop.tick();
   await loop.whenIdle();
-  const after = queue.get(site.id, 'note', job!.id);
+  const after = await queue.get(site.id, 'note', job!.id);
   t.equal(after.status, 'succeeded', 'given back, run again, saved');
   t.equal(after.attempts, 1, 'the attempt the full disk spoiled was not counted');
   t.equal(runs, 2);
@@ -250,11 +252,11 @@ t.test('the job loop backs off while the database is locked, instead of blocking
   const handle = openDatabase(dataDir, { busyTimeoutMs: 250 });
   t.teardown(() => handle.close());
   const site = createSite(handle.db, 'Jobs');
-  const queue = new JobQueue(handle.db);
+  const queue = sqliteStores(handle).jobs;
   const clock = { ms: 1_000_000, now() { return this.ms; } };
-  const handler: JobHandler<object, string> = { kind: 'note', run: async () => 'ok', complete: () => ({}) };
+  const handler: JobHandler<object, string> = { kind: 'note', run: async () => 'ok', *complete() { return {}; } };
   const loop = new JobLoop(queue, [handler], { pollMs: 50, concurrency: 1, leaseMs: 60_000, shutdownTimeoutMs: 1000, backoffBaseMs: 1000, clock, random: () => 0, log: silent });
-  const [job] = queue.enqueue(site.id, [{ kind: 'note', payload: {}, scheduledFor: new Date(clock.ms) }], 3, new Date(clock.ms));
+  const [job] = await queue.enqueue(site.id, [{ kind: 'note', payload: {}, scheduledFor: new Date(clock.ms) }], 3, new Date(clock.ms));
 
   const other = clientOf(openDatabase(dataDir).db);
   t.teardown(() => other.close());
@@ -271,7 +273,7 @@ t.test('the job loop backs off while the database is locked, instead of blocking
   clock.ms += 5000;
   await loop.tick();
   await loop.whenIdle();
-  t.equal(queue.get(site.id, 'note', job!.id).status, 'succeeded');
+  t.equal((await queue.get(site.id, 'note', job!.id)).status, 'succeeded');
   t.equal(loop.status().waiting, null);
 });
 

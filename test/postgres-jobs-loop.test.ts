@@ -1,17 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, eq, inArray, like } from 'drizzle-orm';
+import { and, count, eq, inArray } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { jobs, sites } from '../src/db/pg-schema.js';
-import { openPostgres, type PgExecutor, type PostgresHandle } from '../src/db/postgres.js';
+import { jobs } from '../src/db/pg-schema.js';
+import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import { JobLoop, type JobHandler, type JobLoopOptions } from '../src/jobs/loop.js';
-import { PgJobQueue, type Job } from '../src/jobs/pg-queue.js';
-import { commitPostFor, insertSite, postCount, SITE_ID } from './helpers/pg-job-effect.js';
+import type { Job } from '../src/jobs/store.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { EFFECT, MARKS, SETTLED, markSteps } from './helpers/job-effect.js';
+import { insertSite, markCount, SITE_ID } from './helpers/pg-job-effect.js';
 import { waitFor } from './helpers/app.js';
 import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from './helpers/postgres.js';
 
 // The job loop over PostgreSQL's queue: the same rules as over SQLite's (test/jobs-loop.test.ts),
-// with handlers and settle listeners that answer promises, several loops on one database, and a
-// database that goes away and comes back.
+// several loops on one database, and a database that goes away and comes back.
 
 const NOTE = 'note';
 const T0 = Date.parse('2026-11-22T10:00:00.000Z');
@@ -20,11 +21,13 @@ interface NotePayload {
 }
 type NoteRun = (job: Job<NotePayload>, signal: AbortSignal) => Promise<string>;
 
-/** A kind of job whose effect (a post with the job as its source) commits with its success. */
-const noteKind = (run: NoteRun): JobHandler<NotePayload, string, PgExecutor> => ({
+/** A kind of job whose effect (a mark of the job) commits with its success. */
+const noteKind = (run: NoteRun): JobHandler<NotePayload, string> => ({
   kind: NOTE,
   run: (_payload, signal, job) => run(job, signal),
-  complete: async (tx, text, job) => ({ ...(await commitPostFor(tx, job.id)), text }),
+  *complete(text, job) {
+    return { effectId: yield* markSteps(EFFECT, job.siteId, job.id), text };
+  },
 });
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -39,7 +42,8 @@ async function setup(t: Test) {
   const url = await startPostgres(t);
   const handle = await open(t, url);
   await insertSite(handle.db);
-  const queue = new PgJobQueue(handle.db);
+  // Every kind but the tests' own marks.
+  const queue = postgresStores(handle).jobs.scoped({ except: MARKS });
   const clock = { ms: T0, now() { return this.ms; } };
   const addJobs = (n: number, { dueInMs = 0, maxAttempts = 3 } = {}) =>
     queue.enqueue(
@@ -62,7 +66,8 @@ async function setup(t: Test) {
       ...options,
     });
   const job = (id: string) => queue.get(SITE_ID, NOTE, id);
-  return { url, handle, queue, clock, addJobs, makeLoop, job };
+  const effectCount = () => markCount(handle.db, EFFECT);
+  return { url, handle, queue, clock, addJobs, makeLoop, job, effectCount };
 }
 
 postgresTests(() => {
@@ -76,11 +81,13 @@ postgresTests(() => {
       return row.payload.text;
     }, { concurrency: 3 });
     const seen: string[] = [];
-    loop.onSettled(async (tx, row, outcome) => {
-      await tx.insert(sites).values({ id: `settled-${row.id}`, name: `settled ${row.id}`, handle: `settled-${row.id}`, createdAt: new Date() });
+    loop.onSettled(function* (row, outcome) {
+      yield* markSteps(SETTLED, row.siteId, row.id);
       seen.push(`${row.id === good.id ? 'good' : row.id === flaky.id ? 'flaky' : 'broken'} ${outcome.status}`);
     });
-    loop.onSettled((_tx, row) => void seen.push(`second listener ${row.id === good.id ? 'good' : 'other'}`));
+    loop.onSettled(function* (row) {
+      seen.push(`second listener ${row.id === good.id ? 'good' : 'other'}`);
+    });
 
     await loop.tick();
     await loop.whenIdle();
@@ -95,30 +102,29 @@ postgresTests(() => {
     t.match(await s.job(flaky.id), { status: 'succeeded', attempts: 2, lastError: null });
     t.match(await s.job(broken.id), { status: 'failed', attempts: 2, lastError: 'broken for good', finishedAt: new Date(T0 + 60_000) });
     t.same(seen.sort(), ['broken failed', 'flaky succeeded', 'good succeeded', 'second listener good', 'second listener other', 'second listener other'], 'listeners in turn');
-    t.equal(await postCount(s.handle.db), 2, 'one post per success');
-    const settledRows = await s.handle.db.select({ n: count() }).from(sites).where(like(sites.name, 'settled %'));
-    t.equal(settledRows[0]!.n, 3, "each listener's write committed with the job's record");
-    t.match((await s.job(good.id)).result, { postId: String }, 'the result the handler answered');
+    t.equal(await s.effectCount(), 2, 'one effect per success');
+    t.equal(await markCount(s.handle.db, SETTLED), 3, "each listener's write committed with the job's record");
+    t.match((await s.job(good.id)).result, { effectId: String }, 'the result the handler answered');
   });
 
-  t.test("a listener that fails rolls the job's success back whole: no post, and the attempt is retried", async (t) => {
+  t.test("a listener that fails rolls the job's success back whole: no effect, and the attempt is retried", async (t) => {
     const s = await setup(t);
     const [task] = await s.addJobs(1);
     const loop = s.makeLoop();
     let failing = true;
-    loop.onSettled(async () => {
+    loop.onSettled(function* () {
       if (failing) throw new Error('listener broke');
     });
     await loop.tick();
     await loop.whenIdle();
     t.match(await s.job(task.id), { status: 'pending', attempts: 1, lastError: 'listener broke' });
-    t.equal(await postCount(s.handle.db), 0, 'the post rolled back with the success');
+    t.equal(await s.effectCount(), 0, 'the effect rolled back with the success');
     failing = false;
     s.clock.ms = T0 + 60_000;
     await loop.tick();
     await loop.whenIdle();
     t.match(await s.job(task.id), { status: 'succeeded', attempts: 2 });
-    t.equal(await postCount(s.handle.db), 1);
+    t.equal(await s.effectCount(), 1);
   });
 
   t.test('start-up leaves the jobs other instances run alone; a dead one gives its jobs back when their leases expire', async (t) => {
@@ -136,7 +142,7 @@ postgresTests(() => {
     await loop.tick();
     await loop.whenIdle();
     t.match(await s.job(theirs.id), { status: 'succeeded', attempts: 2 }, 'run here once its lease expired');
-    t.equal(await postCount(s.handle.db), 2);
+    t.equal(await s.effectCount(), 2);
     await loop.stop();
     t.equal(loop.status().state, 'stopping');
   });
@@ -157,7 +163,7 @@ postgresTests(() => {
     await loop.stop();
   });
 
-  t.test('two loops on one database (two instances) run each of 100 due jobs once, with one post each', async (t) => {
+  t.test('two loops on one database (two instances) run each of 100 due jobs once, with one effect each', async (t) => {
     const s = await setup(t);
     const other = await open(t, s.url);
     const batch = await s.addJobs(100);
@@ -169,9 +175,13 @@ postgresTests(() => {
     };
     const realTime = { clock: { now: () => Date.now() }, pollMs: 20, concurrency: 4 };
     const a = s.makeLoop(run, realTime);
-    const b = s.makeLoop(run, realTime, new PgJobQueue(other.db));
+    const b = s.makeLoop(run, realTime, postgresStores(other).jobs.scoped({ except: MARKS }));
     const byLoop = new Map<string, string>();
-    for (const loop of [a, b]) loop.onSettled((_tx, row) => void byLoop.set(row.id, loop.owner));
+    for (const loop of [a, b]) {
+      loop.onSettled(function* (row) {
+        byLoop.set(row.id, loop.owner);
+      });
+    }
     a.start();
     b.start();
     t.teardown(() => Promise.all([a.stop(), b.stop()]));
@@ -184,7 +194,7 @@ postgresTests(() => {
     t.same(new Set(rows.map((row) => row.attempts)), new Set([1]), 'one attempt each');
     t.equal(ran.size, 100);
     t.same(new Set(ran.values()), new Set([1]), 'each ran once');
-    t.equal(await postCount(s.handle.db), 100, 'one post each');
+    t.equal(await s.effectCount(), 100, 'one effect each');
     t.equal(byLoop.size, 100);
     t.comment(`loop a ran ${[...byLoop.values()].filter((owner) => owner === a.owner).length}, loop b ${[...byLoop.values()].filter((owner) => owner === b.owner).length}`);
   });
@@ -222,7 +232,7 @@ postgresTests(() => {
     await waitFor(async () => (await succeeded(later.id)) && (await succeeded(slow.id)), 'both jobs to succeed once it is back', 30_000);
     await loop.whenIdle();
     t.match(await s.job(slow.id), { status: 'succeeded', attempts: 1 }, 'given back and run again; the spoiled attempt not counted');
-    t.equal(await postCount(s.handle.db), 2, 'one post each');
+    t.equal(await s.effectCount(), 2, 'one effect each');
     t.match(loop.status(), { state: 'running', waiting: null });
     t.same(errors, [], 'no error logged: a database away is a wait, not a failure');
     t.ok(warnings.includes('job loop waits: the database cannot be reached'), 'the wait is said once in a while');

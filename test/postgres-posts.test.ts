@@ -6,7 +6,7 @@ import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOptions } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
-import { PgJobQueue } from '../src/jobs/pg-queue.js';
+import { enqueueSteps } from '../src/jobs/store.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
 import { pgListPageQuery } from '../src/posts/postgres.js';
 import type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostStore } from '../src/posts/store.js';
@@ -14,7 +14,6 @@ import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
 import type { RawJson } from '../src/json.js';
 import { postResource } from '../src/posts/view.js';
-import { ask } from '../src/db/steps.js';
 import type { Stores } from '../src/stores/index.js';
 import { tempDataDir } from './helpers/app.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
@@ -331,12 +330,9 @@ function definePostTests() {
 
   t.test('listeners run inside the write: what they write commits with it, and their failure undoes it', async (t) => {
     const b = await postgresBackend(t);
-    const queue = new PgJobQueue(b.handle.db);
     let refuse = false;
     b.store.onChange(function* (change) {
-      yield* ask('glue', 'call', (tx: PgExecutor) =>
-        queue.enqueue(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at, tx),
-      );
+      yield* enqueueSteps(change.siteId, [{ kind: 'post.changed', payload: { postId: change.after?.id ?? change.before?.id }, scheduledFor: change.at }], 3, change.at);
       if (refuse) throw new Error('the outbox is full');
     });
     const post = await b.store.create(SITE_ID, { title: 'Outbox' }, {}, at(0));

@@ -2,15 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { jobs, posts } from '../src/db/pg-schema.js';
-import { openPostgres, type PgExecutor, type PostgresHandle } from '../src/db/postgres.js';
-import { PgJobQueue, type JobRow } from '../src/jobs/pg-queue.js';
-import { commitPostFor, insertSite, postCount, SITE_ID } from './helpers/pg-job-effect.js';
+import { jobs } from '../src/db/pg-schema.js';
+import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
+import { postgresStepDatabase } from '../src/db/postgres-steps.js';
+import { enqueueSteps, JobQueue, type JobRow } from '../src/jobs/store.js';
+import { postgresAdapters, postgresStores } from '../src/stores/postgres.js';
+import { EFFECT, MARKS, markSteps } from './helpers/job-effect.js';
+import { insertSite, markCount, SITE_ID } from './helpers/pg-job-effect.js';
 import { nodeArgs } from './helpers/built.js';
 import { postgresTests, startPostgres } from './helpers/postgres.js';
 
-// The PostgreSQL job queue, tested against a throwaway PostgreSQL: the rules of the SQLite
-// queue (test/jobs-loop.test.ts tests them through the loop), then what only a database
+// The job queue on PostgreSQL, tested against a throwaway PostgreSQL: its rules
+// (test/jobs-loop.test.ts tests them on SQLite through the loop), then what only a database
 // shared by several instances can show: concurrent claims, and a worker killed mid-batch.
 
 const NOTE = 'note';
@@ -30,7 +33,9 @@ async function setup(t: Test) {
   const url = await startPostgres(t);
   const handle = await open(t, url);
   await insertSite(handle.db);
-  const queue = new PgJobQueue(handle.db);
+  const stores = postgresStores(handle);
+  // Every kind but the tests' own marks.
+  const queue = stores.jobs.scoped({ except: MARKS });
   const addJobs = (n: number, { dueInMs = 0, maxAttempts = 3, kind = NOTE, createdAt = T0, groupId = null as string | null } = {}) =>
     queue.enqueue(
       SITE_ID,
@@ -40,7 +45,8 @@ async function setup(t: Test) {
     );
   const job = (id: string, kind = NOTE) => queue.get(SITE_ID, kind, id);
   const setAttempts = (id: string, attempts: number) => handle.db.update(jobs).set({ attempts }).where(eq(jobs.id, id));
-  return { url, handle, queue, addJobs, job, setAttempts };
+  const effectCount = () => markCount(handle.db, EFFECT);
+  return { url, handle, stores, queue, addJobs, job, setAttempts, effectCount };
 }
 
 const ids = (rows: readonly JobRow[]) => rows.map((row) => row.id);
@@ -76,8 +82,8 @@ function defineQueueTests() {
     const s = await setup(t);
     const [note] = await s.addJobs(1);
     const [delivery] = await s.addJobs(1, { kind: 'delivery' });
-    const deliveries = new PgJobQueue(s.handle.db, { only: ['delivery'] });
-    const allButDeliveries = new PgJobQueue(s.handle.db, { except: ['delivery'] });
+    const deliveries = s.stores.jobs.scoped({ only: ['delivery'] });
+    const allButDeliveries = s.stores.jobs.scoped({ except: ['delivery'] });
     t.same(ids(await deliveries.claim('w1', 10, T0, LEASE_MS)), [delivery.id]);
     t.same(ids(await allButDeliveries.claim('w2', 10, T0, LEASE_MS)), [note.id]);
 
@@ -85,7 +91,7 @@ function defineQueueTests() {
     t.equal(await deliveries.release(expiry, expiry, EXPIRED), 1);
     t.equal((await s.job(delivery.id, 'delivery')).status, 'pending');
     t.equal((await s.job(note.id)).status, 'running', 'another kind is left alone');
-    t.equal(await s.queue.release(expiry, expiry, EXPIRED), 1, 'an unscoped queue releases every kind');
+    t.equal(await s.stores.jobs.release(expiry, expiry, EXPIRED), 1, 'an unscoped queue releases every kind');
   });
 
   t.test('heartbeats extend the leases a worker holds, and only those', async (t) => {
@@ -160,10 +166,11 @@ function defineQueueTests() {
     const [flaky, broken] = await s.addJobs(2, { maxAttempts: 2 });
     const [lost] = await s.addJobs(1, { maxAttempts: 2, dueInMs: 2000 });
     const failedInside: string[] = [];
-    const onFailed = (id: string) => async (tx: PgExecutor) => {
-      await commitPostFor(tx, id);
-      failedInside.push(id);
-    };
+    const onFailed = (id: string) =>
+      function* () {
+        yield* markSteps(EFFECT, SITE_ID, id);
+        failedInside.push(id);
+      };
     let [claimed] = await s.queue.claim('w1', 1, T0, LEASE_MS);
     t.equal(await s.queue.fail('w1', claimed, 'flaky 1', false, T0 + 1000, T0 + 10, onFailed(flaky.id)), 'retry');
     t.match(await s.job(flaky.id), { status: 'pending', attempts: 1, runAfter: new Date(T0 + 1000), finishedAt: null, lastError: 'flaky 1', leaseOwner: null });
@@ -181,7 +188,7 @@ function defineQueueTests() {
     t.equal(await s.queue.fail('w1', claimed, 'flaky 2', false, T0 + 3000, T0 + 1500, onFailed(flaky.id)), 'failed', 'out of attempts');
     t.match(await s.job(flaky.id), { status: 'failed', attempts: 2, runAfter: new Date(T0 + 1000), finishedAt: new Date(T0 + 1500), lastError: 'flaky 2', leaseOwner: null });
     t.same(failedInside.sort(), [broken.id, flaky.id].sort());
-    t.equal(await postCount(s.handle.db), 2, "onFailed's writes committed with the failure");
+    t.equal(await s.effectCount(), 2, "onFailed's writes committed with the failure");
 
     [claimed] = await s.queue.claim('w1', 1, T0 + 2000, LEASE_MS);
     t.equal(claimed.id, lost.id);
@@ -214,29 +221,32 @@ function defineQueueTests() {
     t.equal(await s.queue.release(at, at, EXPIRED), 1);
     t.equal((await s.queue.claim('w2', 1, at, LEASE_MS))[0]?.attempts, 2);
 
+    function* effect() {
+      return { effectId: yield* markSteps(EFFECT, SITE_ID, job.id) };
+    }
     let lateCommits = 0;
-    const late = await s.queue.succeed('w1', job.id, at + 10, async (tx) => {
+    const late = await s.queue.succeed('w1', job.id, at + 10, function* () {
       lateCommits++;
-      return commitPostFor(tx, job.id);
+      return yield* effect();
     });
     t.equal(late, false, 'the lease was lost');
     t.equal(lateCommits, 0, 'its effect is not even attempted');
-    t.equal(await postCount(s.handle.db), 0);
+    t.equal(await s.effectCount(), 0);
 
-    const failing = s.queue.succeed('w2', job.id, at + 20, async (tx) => {
-      await commitPostFor(tx, job.id);
+    const failing = s.queue.succeed('w2', job.id, at + 20, function* () {
+      yield* effect();
       throw new Error('the effect failed halfway');
     });
     await t.rejects(failing, /halfway/);
-    t.equal(await postCount(s.handle.db), 0, 'a failed commit leaves nothing behind');
+    t.equal(await s.effectCount(), 0, 'a failed commit leaves nothing behind');
     t.equal((await s.job(job.id)).status, 'running');
 
-    t.equal(await s.queue.succeed('w2', job.id, at + 30, (tx) => commitPostFor(tx, job.id)), true);
-    const [post] = await s.handle.db.select().from(posts);
-    t.match(await s.job(job.id), { status: 'succeeded', result: { postId: post.id }, finishedAt: new Date(at + 30), updatedAt: new Date(at + 30), lastError: null, leaseOwner: null, leaseUntil: null });
-    t.equal(post.sourceTaskId, job.id);
-    t.equal(await s.queue.succeed('w2', job.id, at + 40, (tx) => commitPostFor(tx, job.id)), false, 'never twice');
-    t.equal(await postCount(s.handle.db), 1);
+    t.equal(await s.queue.succeed('w2', job.id, at + 30, effect), true);
+    const [mark] = await s.handle.db.select().from(jobs).where(eq(jobs.kind, EFFECT));
+    t.match(await s.job(job.id), { status: 'succeeded', result: { effectId: mark!.id }, finishedAt: new Date(at + 30), updatedAt: new Date(at + 30), lastError: null, leaseOwner: null, leaseUntil: null });
+    t.equal(mark!.groupId, job.id);
+    t.equal(await s.queue.succeed('w2', job.id, at + 40, effect), false, 'never twice');
+    t.equal(await s.effectCount(), 1);
   });
 
   t.test('a lease cannot be released while its job commits its success', async (t) => {
@@ -246,11 +256,21 @@ function defineQueueTests() {
     let inCommit!: () => void;
     let finishCommit!: () => void;
     const committing = new Promise<void>((resolve) => (inCommit = resolve));
-    const succeeded = s.queue.succeed('w1', job.id, T0 + 100, async (tx) => {
-      inCommit();
-      await new Promise<void>((resolve) => (finishCommit = resolve));
-      return commitPostFor(tx, job.id);
+    const finished = new Promise<void>((resolve) => (finishCommit = resolve));
+    // The same queue over a database whose insert of the effect waits to be let through.
+    const { jobs: answers } = postgresAdapters;
+    const slow = postgresStepDatabase(s.handle.db, {
+      ...postgresAdapters,
+      jobs: {
+        ...answers,
+        async insert(tx, rows) {
+          inCommit();
+          await finished;
+          return answers.insert(tx, rows);
+        },
+      },
     });
+    const succeeded = new JobQueue(slow, { soleWorker: false }).succeed('w1', job.id, T0 + 100, () => markSteps(EFFECT, SITE_ID, job.id));
     await committing;
     const at = T0 + LEASE_MS + 1;
     // The committing transaction holds the row: release passes it by rather than wait.
@@ -280,12 +300,16 @@ function defineQueueTests() {
     t.same(ids((await s.queue.list(SITE_ID, NOTE, { page: 1, limit: 10, groupId: 'batch-1' })).items), ids(batch));
 
     // The batch's first two run: one succeeds early, one late; the delivery succeeds early.
-    const deliveries = new PgJobQueue(s.handle.db, { only: ['delivery'] });
+    const deliveries = s.stores.jobs.scoped({ only: ['delivery'] });
+    const answer = (value: unknown) =>
+      function* () {
+        return value;
+      };
     await deliveries.claim('w1', 1, T0, LEASE_MS);
-    await deliveries.succeed('w1', delivery.id, T0 + 100, async () => null);
+    await deliveries.succeed('w1', delivery.id, T0 + 100, answer(null));
     const [early, late] = await s.queue.claim('w1', 2, T0, LEASE_MS);
-    await s.queue.succeed('w1', early.id, T0 + 100, async () => 'early');
-    await s.queue.succeed('w1', late.id, T0 + 300, async () => 'late');
+    await s.queue.succeed('w1', early.id, T0 + 100, answer('early'));
+    await s.queue.succeed('w1', late.id, T0 + 300, answer('late'));
     const succeeded = await s.queue.list(SITE_ID, NOTE, { page: 1, limit: 10, status: 'succeeded' });
     t.same(ids(succeeded.items), [early.id, late.id]);
     t.equal(succeeded.pagination.total, 2);
@@ -301,14 +325,14 @@ function defineQueueTests() {
     const s = await setup(t);
     const item = { kind: NOTE, payload: { nested: { list: [1, 'two'] } }, scheduledFor: new Date(T0) };
     await t.rejects(
-      s.handle.db.transaction(async (tx) => {
-        await s.queue.enqueue(SITE_ID, [item], 3, new Date(T0), tx);
+      s.stores.db.write(function* () {
+        yield* enqueueSteps(SITE_ID, [item], 3, new Date(T0));
         throw new Error('the caller changes its mind');
       }),
       /changes its mind/,
     );
     t.equal((await s.queue.list(SITE_ID, NOTE, { page: 1, limit: 10 })).pagination.total, 0);
-    const [added] = await s.handle.db.transaction((tx) => s.queue.enqueue(SITE_ID, [item], 3, new Date(T0), tx));
+    const [added] = await s.stores.db.write(() => enqueueSteps(SITE_ID, [item], 3, new Date(T0)));
     t.same((await s.job(added.id)).payload, item.payload);
 
     const many = await s.queue.enqueue(SITE_ID, Array.from({ length: 2500 }, (_, i) => ({ ...item, position: i })), 3, new Date(T0));
@@ -324,7 +348,7 @@ function defineQueueTests() {
     // Each instance claims from four loops at once, as fast as it can, until nothing is left.
     const claimers = instances.flatMap((handle, instance) =>
       Array.from({ length: 4 }, async (_, loop) => {
-        const queue = new PgJobQueue(handle.db);
+        const queue = postgresStores(handle).jobs;
         const owner = `instance-${instance}-loop-${loop}`;
         const mine: string[] = [];
         claimedBy.set(owner, mine);
@@ -350,7 +374,7 @@ function defineQueueTests() {
     t.equal(n, 500, 'every job running once, leased to the loop that claimed it');
   });
 
-  t.test('a worker killed mid-batch: the survivor finishes every job, each with exactly one post', async (t) => {
+  t.test('a worker killed mid-batch: the survivor finishes every job, each with exactly one effect', async (t) => {
     const s = await setup(t);
     const batch = await s.addJobs(100);
     const startWorker = (env: Record<string, string>) => {
@@ -392,7 +416,7 @@ function defineQueueTests() {
     t.same(await survivor.exit, [0, null], 'the survivor finished cleanly');
     t.match(survivor.output, /done\n$/);
 
-    const finished = await s.handle.db.select().from(jobs);
+    const finished = await s.handle.db.select().from(jobs).where(eq(jobs.kind, NOTE));
     t.equal(finished.length, 100);
     t.same(
       finished.filter((job) => job.status !== 'succeeded').map((job) => `${job.id}: ${job.status}`),
@@ -404,18 +428,18 @@ function defineQueueTests() {
       heldAgain.every((job) => job.attempts === 2 && job.lastError === null),
       "the dead worker's jobs ran a second attempt",
     );
-    const allPosts = await s.handle.db.select().from(posts);
-    t.equal(allPosts.length, 100, 'exactly 100 posts');
-    const postOf = new Map(allPosts.map((post) => [post.sourceTaskId, post.id]));
-    t.equal(postOf.size, 100, 'no job with two posts');
+    const effects = await s.handle.db.select().from(jobs).where(eq(jobs.kind, EFFECT));
+    t.equal(effects.length, 100, 'exactly 100 effects');
+    const effectOf = new Map(effects.map((effect) => [effect.groupId, effect.id]));
+    t.equal(effectOf.size, 100, 'no job with two effects');
     t.same(
-      batch.filter((job) => !postOf.has(job.id)).map((job) => job.id),
+      batch.filter((job) => !effectOf.has(job.id)).map((job) => job.id),
       [],
-      'no job without its post',
+      'no job without its effect',
     );
     t.ok(
-      finished.every((job) => (job.result as { postId: string }).postId === postOf.get(job.id)),
-      "each job's result names its own post",
+      finished.every((job) => (job.result as { effectId: string }).effectId === effectOf.get(job.id)),
+      "each job's result names its own effect",
     );
   });
 }

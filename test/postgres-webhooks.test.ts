@@ -5,17 +5,18 @@ import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';
 import type { PostRow } from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
-import { PgJobQueue } from '../src/jobs/pg-queue.js';
-import { JobQueue, type JobRow } from '../src/jobs/queue.js';
+import type { JobRow } from '../src/jobs/store.js';
 import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_DISABLE_AFTER_MS } from '../src/limits.js';
-import { PgWebhookStore } from '../src/webhooks/pg-store.js';
+import type { Stores } from '../src/stores/index.js';
+import { postgresStores } from '../src/stores/postgres.js';
+import { sqliteStores } from '../src/stores/sqlite.js';
 import type { AttemptOutcome, DeliveryView, WebhookInput, WebhookPatch } from '../src/webhooks/rules.js';
 import type { AttemptResult } from '../src/webhooks/sender.js';
-import { WebhookService, type WebhookRow } from '../src/webhooks/service.js';
+import type { WebhookRow } from '../src/webhooks/store.js';
 import { bothDatabases, type Databases } from './helpers/both-databases.js';
 import { postgresTests } from './helpers/postgres.js';
 
-// The PostgreSQL webhook store (src/webhooks/pg-store.ts) beside SQLite's WebhookService: the
+// The webhook store (src/webhooks/store.ts) over SQLite's adapter and over PostgreSQL's: the
 // same scenario played on both databases, with the same clock and jitter, must tell the same;
 // then what only several instances sharing PostgreSQL can show: two pools emitting at once.
 
@@ -73,46 +74,15 @@ interface Hooks {
 const options = (clock: { now: number }) => ({ allowPrivate: true, retryBaseMs: 1000, now: () => clock.now, random: () => 0.5 });
 const ROLLBACK = new Error('rolled back on purpose');
 
-function sqliteHooks(db: Databases['sqlite'], clock: { now: number }): Hooks {
-  const queue = new JobQueue(db);
-  const service = new WebhookService(db, queue, options(clock));
-  const jobOf = (deliveryId: string): JobRow => {
-    const delivery = db.select().from(sqliteSchema.webhookDeliveries).where(eq(sqliteSchema.webhookDeliveries.id, deliveryId)).get()!;
-    return db.select().from(sqliteSchema.jobs).where(eq(sqliteSchema.jobs.id, delivery.jobId!)).get()!;
-  };
-  return {
-    create: (siteId, input) => service.create(siteId, input),
-    get: (siteId, id) => service.get(siteId, id),
-    list: (siteId) => service.list(siteId, 1, 10),
-    update: (siteId, id, patch) => service.update(siteId, id, patch),
-    rotate: (siteId, id) => service.rotateSecret(siteId, id),
-    delete: (siteId, id) => service.delete(siteId, id),
-    emit: async (before, after, at, fail) => {
-      db.transaction((tx) => {
-        service.postChanged(tx, { siteId: SITE, before, after, at: new Date(at) });
-        if (fail) throw ROLLBACK;
-      });
-    },
-    target: async (deliveryId, jobId) => service.attemptTarget(deliveryId, jobId),
-    record: async (deliveryId, outcome) => db.transaction((tx) => service.recordAttempt(tx, jobOf(deliveryId), outcome)),
-    deliveries: (siteId, id) => service.deliveries(siteId, id, { page: 1, limit: 20 }),
-    redeliver: (siteId, webhookId, deliveryId) => service.retryDelivery(siteId, webhookId, deliveryId),
-    counts: async () => ({
-      deliveries: await db.$count(sqliteSchema.webhookDeliveries),
-      jobs: await db.$count(sqliteSchema.jobs),
-      attempts: await db.$count(sqliteSchema.webhookAttempts),
-    }),
-    webhookRow: async (id) => db.select().from(sqliteSchema.webhooks).where(eq(sqliteSchema.webhooks.id, id)).get(),
-  };
+/** What the scenario reads behind the store, on each database. */
+interface BehindTheStore {
+  jobOf(deliveryId: string): Promise<JobRow>;
+  counts(): Promise<{ deliveries: number; jobs: number; attempts: number }>;
+  webhookRow(id: string): Promise<WebhookRow | undefined>;
 }
 
-function pgHooks(db: PostgresHandle['db'], clock: { now: number }): Hooks {
-  const store = new PgWebhookStore(db, new PgJobQueue(db), options(clock));
-  const jobOf = async (deliveryId: string): Promise<JobRow> => {
-    const [delivery] = await db.select().from(pgSchema.webhookDeliveries).where(eq(pgSchema.webhookDeliveries.id, deliveryId));
-    const [job] = await db.select().from(pgSchema.jobs).where(eq(pgSchema.jobs.id, delivery!.jobId!));
-    return job!;
-  };
+function storeHooks(stores: Stores, clock: { now: number }, behind: BehindTheStore): Hooks {
+  const store = stores.webhooks(options(clock));
   return {
     create: (siteId, input) => store.create(siteId, input),
     get: (siteId, id) => store.get(siteId, id),
@@ -121,25 +91,54 @@ function pgHooks(db: PostgresHandle['db'], clock: { now: number }): Hooks {
     rotate: (siteId, id) => store.rotateSecret(siteId, id),
     delete: (siteId, id) => store.delete(siteId, id),
     emit: async (before, after, at, fail) => {
-      await db.transaction(async (tx) => {
-        await store.postChanged(tx, { siteId: SITE, before, after, at: new Date(at) });
+      await stores.db.write(function* () {
+        yield* store.postChanged({ siteId: SITE, before, after, at: new Date(at) });
         if (fail) throw ROLLBACK;
       });
     },
     target: (deliveryId, jobId) => store.attemptTarget(deliveryId, jobId),
     record: async (deliveryId, outcome) => {
-      const job = await jobOf(deliveryId);
-      return db.transaction((tx) => store.recordAttempt(tx, job, outcome));
+      const job = await behind.jobOf(deliveryId);
+      return stores.db.write(() => store.recordAttempt(job, outcome));
     },
     deliveries: (siteId, id) => store.deliveries(siteId, id, { page: 1, limit: 20 }),
     redeliver: (siteId, webhookId, deliveryId) => store.retryDelivery(siteId, webhookId, deliveryId),
+    counts: () => behind.counts(),
+    webhookRow: (id) => behind.webhookRow(id),
+  };
+}
+
+function sqliteHooks(handle: Databases['sqliteHandle'], clock: { now: number }): Hooks {
+  const { db } = handle;
+  return storeHooks(sqliteStores(handle), clock, {
+    jobOf: async (deliveryId) => {
+      const delivery = db.select().from(sqliteSchema.webhookDeliveries).where(eq(sqliteSchema.webhookDeliveries.id, deliveryId)).get()!;
+      return db.select().from(sqliteSchema.jobs).where(eq(sqliteSchema.jobs.id, delivery.jobId!)).get()!;
+    },
+    counts: async () => ({
+      deliveries: await db.$count(sqliteSchema.webhookDeliveries),
+      jobs: await db.$count(sqliteSchema.jobs),
+      attempts: await db.$count(sqliteSchema.webhookAttempts),
+    }),
+    webhookRow: async (id) => db.select().from(sqliteSchema.webhooks).where(eq(sqliteSchema.webhooks.id, id)).get(),
+  });
+}
+
+function pgHooks(handle: PostgresHandle, clock: { now: number }): Hooks {
+  const { db } = handle;
+  return storeHooks(postgresStores(handle), clock, {
+    jobOf: async (deliveryId) => {
+      const [delivery] = await db.select().from(pgSchema.webhookDeliveries).where(eq(pgSchema.webhookDeliveries.id, deliveryId));
+      const [job] = await db.select().from(pgSchema.jobs).where(eq(pgSchema.jobs.id, delivery!.jobId!));
+      return job!;
+    },
     counts: async () => ({
       deliveries: await db.$count(pgSchema.webhookDeliveries),
       jobs: await db.$count(pgSchema.jobs),
       attempts: await db.$count(pgSchema.webhookAttempts),
     }),
     webhookRow: async (id) => (await db.select().from(pgSchema.webhooks).where(eq(pgSchema.webhooks.id, id)))[0],
-  };
+  });
 }
 
 /** Random ids and secrets as labels, in order of first appearance: the same on both databases when the scenario is. */
@@ -235,11 +234,11 @@ async function play(hooks: Hooks, clock: { now: number }): Promise<unknown[]> {
 
 function defineTests(): void {
   t.test('the same scenario tells the same on SQLite and PostgreSQL', async (t) => {
-    const { sqlite, pg } = await databases(t);
+    const { sqliteHandle, pg } = await databases(t);
     const sqliteClock = { now: T0 };
     const pgClock = { now: T0 };
-    const onSqlite = normalise(await play(sqliteHooks(sqlite, sqliteClock), sqliteClock));
-    const onPg = normalise(await play(pgHooks(pg.db, pgClock), pgClock));
+    const onSqlite = normalise(await play(sqliteHooks(sqliteHandle, sqliteClock), sqliteClock));
+    const onPg = normalise(await play(pgHooks(pg, pgClock), pgClock));
     t.same(onPg, onSqlite);
     // A few landmarks, so that agreeing on nonsense would not pass.
     const steps = new Map((onSqlite as [string, unknown][]).map(([label, value]) => [label, value]));
@@ -263,8 +262,8 @@ function defineTests(): void {
     const first = await openPostgres(url, { poolMax: 4 });
     const second = await openPostgres(url, { poolMax: 4 });
     t.teardown(() => Promise.all([first.close(), second.close()]));
-    const one = pgHooks(first.db, clock);
-    const two = pgHooks(second.db, clock);
+    const one = pgHooks(first, clock);
+    const two = pgHooks(second, clock);
     const hook = await one.create(SITE, { url: 'http://127.0.0.1:9/a', events: ['post.created'] });
     const EVENTS = 40;
     const settled = await Promise.allSettled(
@@ -289,7 +288,7 @@ function defineTests(): void {
     const first = await openPostgres(url, { poolMax: 4 });
     const second = await openPostgres(url, { poolMax: 4 });
     t.teardown(() => Promise.all([first.close(), second.close()]));
-    const pools = [pgHooks(first.db, clock), pgHooks(second.db, clock)];
+    const pools = [pgHooks(first, clock), pgHooks(second, clock)];
     const tries = MAX_WEBHOOKS_PER_SITE + 6;
     const settled = await Promise.allSettled(Array.from({ length: tries }, (_, i) => pools[i % 2]!.create(SITE, { url: `http://127.0.0.1:9/${i}`, events: ['post.created'] })));
     t.equal(settled.filter((outcome) => outcome.status === 'fulfilled').length, MAX_WEBHOOKS_PER_SITE);

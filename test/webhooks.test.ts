@@ -4,7 +4,7 @@ import { WEBHOOK_RETRY_WINDOW_MS, WEBHOOK_EVENTS } from '../src/limits.js';
 import { forbiddenReason } from '../src/webhooks/address.js';
 import { parseRetryAfter, sendWebhook, verdictFor } from '../src/webhooks/sender.js';
 import type { JobOutcome } from '../src/jobs/loop.js';
-import type { JobRow } from '../src/jobs/queue.js';
+import type { JobRow } from '../src/jobs/store.js';
 import type { AppGenerator } from '../src/generation/service.js';
 import { ISO_MS, UUID_V4, buildTestApp, waitFor, type TestApp, type TestAppOptions } from './helpers/app.js';
 import { jobRows } from './helpers/job-rows.js';

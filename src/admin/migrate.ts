@@ -8,9 +8,11 @@ import { databaseFile, openDatabase, type Db } from '../db/client.js';
 import { DataDirLockedError, lockDataDir } from '../db/lock.js';
 import * as pg from '../db/pg-schema.js';
 import { maskDatabaseUrl, openPostgres, type PgExecutor, type PostgresHandle } from '../db/postgres.js';
+import { postgresStepDatabase } from '../db/postgres-steps.js';
 import * as lite from '../db/schema.js';
 import { INTERRUPTED } from '../jobs/loop.js';
-import { PgJobQueue } from '../jobs/pg-queue.js';
+import { releaseSteps } from '../jobs/store.js';
+import { postgresAdapters } from '../stores/postgres.js';
 import { createObjectStore, FileStorage, formatSize, type ObjectStore, type StoreDescription } from '../knowledge/storage.js';
 
 /*
@@ -449,7 +451,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
         // As the old server's next start would have: jobs it left running go back to pending
         // (or fail, with no attempt left). Kept running, they would wait for their leases to
         // run out; released, they run as soon as an instance polls.
-        const interruptedJobs = running ? await new PgJobQueue(tx).release(Date.now(), null, INTERRUPTED) : 0;
+        const interruptedJobs = running ? await postgresStepDatabase(tx, postgresAdapters).read(() => releaseSteps({}, Date.now(), null, INTERRUPTED)) : 0;
 
         const present: KnowledgeFileRef[] = [];
         const missing: MissingFile[] = [];

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Executor } from '../db/client.js';
+import type { Config } from '../config.js';
+import type { Steps } from '../db/steps.js';
 import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isTransientStorageError } from '../errors.js';
-import { isPromise, then, type MaybePromise } from '../maybe.js';
-import type { Job, JobRow } from './queue-common.js';
-
-export type { MaybePromise };
+import type { Job, JobRow } from './rules.js';
+import type { JobQueue } from './store.js';
 
 /** The reason given to jobs a stopped server left running when they go back to pending. */
 export const INTERRUPTED = 'Interrupted: the service stopped while the job ran';
@@ -18,52 +17,29 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /**
  * What a kind of job does. `run` does the slow part (a generation, a delivery) outside any
- * transaction and may be cancelled through `signal`; `complete` commits its effect in the
- * transaction that marks the job succeeded, and returns what the job keeps as its result.
- * An error with `permanent: true` fails the job at once instead of retrying it.
- *
- * `Tx` is the transaction of the queue the loop runs over: SQLite's (Executor), whose
- * transactions are synchronous, so `complete` answers at once; or PostgreSQL's (PgExecutor),
- * where it may answer a promise.
+ * transaction and may be cancelled through `signal`; `complete` answers the steps that commit
+ * its effect in the transaction that marks the job succeeded, ending with what the job keeps
+ * as its result. An error with `permanent: true` fails the job at once instead of retrying it.
  */
-export interface JobHandler<Payload = never, Result = unknown, Tx = Executor> {
+export interface JobHandler<Payload = never, Result = unknown> {
   readonly kind: string;
   run(payload: Payload, signal: AbortSignal, job: Job<Payload>): Promise<Result>;
-  /** Returns what the job keeps as its result (JSON): at once on SQLite, maybe a promise of it on PostgreSQL. */
-  complete(tx: Tx, result: Result, job: Job<Payload>): MaybePromise<unknown>;
+  complete(result: Result, job: Job<Payload>): Steps<unknown>;
 }
 
 /** How a job ended for good: told to settle listeners inside the transaction that records it. */
 export type JobOutcome = { status: 'succeeded'; result: unknown } | { status: 'failed'; error: string };
-/** Runs inside the transaction that records a job's outcome: synchronously on SQLite, maybe not on PostgreSQL. */
-export type JobSettledListener<Tx = Executor> = (tx: Tx, job: JobRow, outcome: JobOutcome) => MaybePromise<void>;
+/** Steps that run inside the transaction that records a job's outcome. */
+export type JobSettledListener = (job: JobRow, outcome: JobOutcome) => Steps<void>;
 
 /**
- * What the loop needs of a queue: JobQueue (SQLite, queue.ts) answers at once, PgJobQueue
- * (PostgreSQL, pg-queue.ts) answers promises. `succeed` and `fail` run the loop's callback
- * inside their transaction: on SQLite that callback answers at once (a better-sqlite3
- * transaction cannot span an await), and JobQueue refuses one that answers a promise.
+ * What the loop needs of a queue (JobQueue's methods). `succeed` and `fail` run the loop's
+ * steps inside their transaction. `soleWorker`: see JobQueueOptions.
  */
-export interface LoopQueue<Tx> {
-  claim(owner: string, limit: number, now: number, leaseMs: number): MaybePromise<JobRow[]>;
-  heartbeat(owner: string, jobIds: readonly string[], now: number, leaseMs: number): MaybePromise<void>;
-  release(now: number, expiredBefore: number | null, reason: string): MaybePromise<number>;
-  giveBack(owner: string, jobId: string, now: number): MaybePromise<void>;
-  succeed(owner: string, jobId: string, now: number, commit: (tx: Tx) => MaybePromise<unknown>): MaybePromise<boolean>;
-  defer(owner: string, jobId: string, message: string, runAfter: number, now: number): MaybePromise<boolean>;
-  fail(
-    owner: string,
-    job: JobRow,
-    message: string,
-    permanent: boolean,
-    retryAt: number,
-    now: number,
-    onFailed?: (tx: Tx) => MaybePromise<unknown>,
-  ): MaybePromise<'retry' | 'failed' | 'lease lost'>;
-}
+export type LoopQueue = Pick<JobQueue, 'claim' | 'heartbeat' | 'release' | 'giveBack' | 'succeed' | 'defer' | 'fail'> & { readonly soleWorker?: boolean };
 
 // Handlers of every kind sit in one map; each sees only payloads of its own kind.
-type AnyHandler<Tx> = JobHandler<any, any, Tx>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type AnyHandler = JobHandler<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface JobLoopOptions {
   pollMs: number;
@@ -71,10 +47,10 @@ export interface JobLoopOptions {
   leaseMs: number;
   shutdownTimeoutMs: number;
   /**
-   * At start, return every running job to pending at once (default true): right where no other
-   * process can be running jobs of this database (SQLite, whose DATA_DIR lock keeps one server
-   * to it). Never where several instances share the database (PostgreSQL): their running jobs
-   * are alive; what a dead instance left is reclaimed when its leases expire, by every poll.
+   * At start, return every running job to pending at once: right where no other process can
+   * be running jobs of this database (the queue's `soleWorker`, the default). Never where
+   * several instances share the database: their running jobs are alive; what a dead instance
+   * left is reclaimed when its leases expire, by every poll.
    */
   releaseAllAtStart?: boolean;
   /** First retry delay; each further attempt doubles it (capped), with jitter. */
@@ -83,6 +59,14 @@ export interface JobLoopOptions {
   clock?: Clock;
   random?: () => number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** A loop's options: polling, lease and shutdown from the configuration, the rest the loop's own. */
+export function jobLoopOptions(
+  config: Pick<Config, 'jobPollMs' | 'jobLeaseMs' | 'shutdownTimeoutMs'>,
+  loop: Pick<JobLoopOptions, 'concurrency' | 'log' | 'clock' | 'random' | 'backoffBaseMs'>,
+): JobLoopOptions {
+  return { pollMs: config.jobPollMs, leaseMs: config.jobLeaseMs, shutdownTimeoutMs: config.shutdownTimeoutMs, ...loop };
 }
 
 const REFILL_DELAY_MS = 5;
@@ -132,11 +116,10 @@ export interface JobLoopStatus {
 /**
  * The in-process job loop: polls for due jobs, claims them atomically up to the concurrency
  * limit, runs each with its kind's handler, keeps their leases alive, and retries failures
- * with exponential backoff and jitter. It runs over SQLite's queue, whose answers come at once
- * (and its effects commit in synchronous transactions), or PostgreSQL's, whose answers are
- * promises; `Tx` is the queue's transaction, which handlers and settle listeners write in.
+ * with exponential backoff and jitter. Over either database: what handlers and settle listeners
+ * write in a job's transaction are steps (src/db/steps.ts).
  */
-export class JobLoop<Tx = Executor> {
+export class JobLoop {
   /**
    * What the jobs it runs record as their lease's owner: which machine and process runs a job
    * (several instances may share the database), and which of its loops.
@@ -152,8 +135,10 @@ export class JobLoop<Tx = Executor> {
   private stopping = false;
   private started = false;
   private startTimer: NodeJS.Timeout | null = null;
-  /** Set while an asynchronous start (PostgreSQL's release) is under way. */
+  /** Set while the start's release is under way. */
   private startPending = false;
+  /** The start's release, while under way (whenIdle waits for it). */
+  private starting: Promise<void> | null = null;
   /** Set while the disk is full or the database locked or away (or the start failed): nothing is claimed before `retryAt`. */
   private blocked: { reason: JobLoopWaitReason; retryAt: number; attempt: number; message: string } | null = null;
   /** Jobs whose outcome could not be saved (full disk): given back to pending once writes work again. */
@@ -161,13 +146,13 @@ export class JobLoop<Tx = Executor> {
   private readonly clock: Clock;
   private readonly random: () => number;
 
-  private readonly handlers = new Map<string, AnyHandler<Tx>>();
-  private readonly settledListeners: JobSettledListener<Tx>[] = [];
+  private readonly handlers = new Map<string, AnyHandler>();
+  private readonly settledListeners: JobSettledListener[] = [];
 
   constructor(
-    /** The queue it runs over (see `loopOver`). */
-    readonly queue: LoopQueue<Tx>,
-    handlers: readonly AnyHandler<Tx>[],
+    /** The queue it runs over, scoped to the kinds this loop runs (JobQueue.scoped). */
+    readonly queue: LoopQueue,
+    handlers: readonly AnyHandler[],
     private readonly options: JobLoopOptions,
   ) {
     this.clock = options.clock ?? systemClock;
@@ -175,30 +160,25 @@ export class JobLoop<Tx = Executor> {
     for (const handler of handlers) this.register(handler);
   }
 
-  /** Calls `listener` inside the transaction in which any job succeeds or fails for good. */
-  onSettled(listener: JobSettledListener<Tx>): void {
+  /** Runs `listener`'s steps inside the transaction in which any job succeeds or fails for good. */
+  onSettled(listener: JobSettledListener): void {
     this.settledListeners.push(listener);
   }
 
-  /** Tells the listeners, one after the other; at once while each answers at once (SQLite). */
-  private settled(tx: Tx, job: JobRow, outcome: JobOutcome): MaybePromise<void> {
-    const listeners = this.settledListeners;
-    const from = (first: number): MaybePromise<void> => {
-      for (let i = first; i < listeners.length; i++) {
-        const answer = listeners[i]!(tx, job, outcome);
-        if (isPromise(answer)) return answer.then(() => from(i + 1));
-      }
-    };
-    return from(0);
+  /** Tells the listeners, one after the other. */
+  private *settled(job: JobRow, outcome: JobOutcome): Steps<void> {
+    for (const listener of this.settledListeners) yield* listener(job, outcome);
   }
 
-  /** What commits with a job's success: its effect, then the listeners; returns the job's result. */
-  private commitSuccess(tx: Tx, handler: AnyHandler<Tx>, result: unknown, job: JobRow): MaybePromise<unknown> {
-    return then(handler.complete(tx, result, job), (recorded) => then(this.settled(tx, job, { status: 'succeeded', result: recorded }), () => recorded));
+  /** What commits with a job's success: its effect, then the listeners; answers the job's result. */
+  private *commitSuccess(handler: AnyHandler, result: unknown, job: JobRow): Steps<unknown> {
+    const recorded = yield* handler.complete(result, job);
+    yield* this.settled(job, { status: 'succeeded', result: recorded });
+    return recorded;
   }
 
   /** Adds the handler of a kind of job; a kind has one handler. */
-  register(handler: AnyHandler<Tx>): void {
+  register(handler: AnyHandler): void {
     if (this.handlers.has(handler.kind)) throw new Error(`A handler for job kind "${handler.kind}" is already registered`);
     this.handlers.set(handler.kind, handler);
   }
@@ -206,34 +186,33 @@ export class JobLoop<Tx = Executor> {
   /**
    * Starts polling. With `releaseAllAtStart`, tasks an earlier process of this database left
    * running (it crashed) go back to pending at once rather than when their lease would run
-   * out. Never throws: when that first write fails (a database locked by another program, a
-   * full disk), the start is retried with a growing delay and `status()` says `starting`
-   * meanwhile. Without it, nothing is written at start: a database that cannot be reached
+   * out; `status()` says `starting` until that is written. Never throws: when that first write
+   * fails (a database locked by another program, a full disk), the start is retried with a
+   * growing delay. Without it, nothing is written at start: a database that cannot be reached
    * makes the first polls wait (`waiting`), not the start.
    */
   start(): void {
     if (this.started || this.stopping || this.startPending) return;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.startTimer = null;
-    if (!(this.options.releaseAllAtStart ?? true)) return this.begin(0);
-    let released: MaybePromise<number>;
-    try {
-      released = this.queue.release(this.clock.now(), null, INTERRUPTED);
-    } catch (error) {
-      return this.retryStart(error);
-    }
-    if (!isPromise(released)) return this.begin(released);
+    if (!(this.options.releaseAllAtStart ?? this.queue.soleWorker ?? true)) return this.begin(0);
     this.startPending = true;
-    released.then(
-      (count) => {
-        this.startPending = false;
-        if (!this.stopping) this.begin(count);
-      },
-      (error) => {
-        this.startPending = false;
-        if (!this.stopping) this.retryStart(error);
-      },
-    );
+    const started = Promise.resolve()
+      .then(() => this.queue.release(this.clock.now(), null, INTERRUPTED))
+      .then(
+        (count) => {
+          this.startPending = false;
+          if (!this.stopping) this.begin(count);
+        },
+        (error) => {
+          this.startPending = false;
+          if (!this.stopping) this.retryStart(error);
+        },
+      )
+      .finally(() => {
+        if (this.starting === started) this.starting = null;
+      });
+    this.starting = started;
   }
 
   private retryStart(error: unknown): void {
@@ -331,7 +310,7 @@ export class JobLoop<Tx = Executor> {
     const reclaimed = await this.queue.release(now, now, 'Lease expired: the worker running it stopped answering');
     if (reclaimed > 0) this.options.log.warn({ jobs: reclaimed }, 'reclaimed jobs with expired leases');
     await this.fillSlots();
-    // Unless a job's outcome found the database away meanwhile (PostgreSQL's writes interleave).
+    // Unless a job's outcome found the database away meanwhile (outcomes are saved while polls run).
     if (blocked && this.blocked === blocked) {
       this.options.log.info({ after: blocked.reason }, 'job loop resumed');
       this.blocked = null;
@@ -339,8 +318,8 @@ export class JobLoop<Tx = Executor> {
   }
 
   /**
-   * Claims for the free slots. One claim at a time (a poll's and a refill's may overlap where
-   * the queue answers promises), so that each counts the slots the one before it filled.
+   * Claims for the free slots. One claim at a time (a poll's and a refill's may overlap: the
+   * queue answers promises), so that each counts the slots the one before it filled.
    */
   private fillSlots(): Promise<void> {
     this.fillsPending++;
@@ -386,7 +365,7 @@ export class JobLoop<Tx = Executor> {
 
   /** Runs a job and records its outcome; never rejects. */
   private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
-    let handler: AnyHandler<Tx> | undefined;
+    let handler: AnyHandler | undefined;
     let result: unknown;
     try {
       handler = this.handlers.get(job.kind);
@@ -398,7 +377,7 @@ export class JobLoop<Tx = Executor> {
     }
     if (signal.aborted) return; // shutting down: stop() gives the job back
     await this.record(job, async () => {
-      const held = await this.queue.succeed(this.owner, job.id, this.clock.now(), (tx) => this.commitSuccess(tx, handler!, result, job));
+      const held = await this.queue.succeed(this.owner, job.id, this.clock.now(), () => this.commitSuccess(handler!, result, job));
       if (held) this.options.log.info({ jobId: job.id, kind: job.kind }, 'job succeeded');
       else this.options.log.warn({ jobId: job.id, kind: job.kind }, 'job finished after losing its lease; its result was discarded');
     });
@@ -410,7 +389,7 @@ export class JobLoop<Tx = Executor> {
    * transaction, the job is given back to pending once writes work again, and the loop waits;
    * a job never stays `running` for it, and the process never ends for it.
    */
-  private async record(job: JobRow, save: () => MaybePromise<void>): Promise<void> {
+  private async record(job: JobRow, save: () => Promise<void>): Promise<void> {
     try {
       await save();
     } catch (saveError) {
@@ -444,8 +423,8 @@ export class JobLoop<Tx = Executor> {
       this.options.log.warn({ jobId: job.id, kind: job.kind, waits: job.waits + 1, delayMs: delay, held, reason: message }, 'job waits for an unavailable dependency');
       return;
     }
-    const outcome = await this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now(), (tx) =>
-      this.settled(tx, job, { status: 'failed', error: message }),
+    const outcome = await this.queue.fail(this.owner, job, message, isPermanent(error), this.clock.now() + this.backoffMs(job.attempts), this.clock.now(), () =>
+      this.settled(job, { status: 'failed', error: message }),
     );
     this.options.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, outcome, reason: message }, 'job attempt failed');
   }
@@ -459,7 +438,8 @@ export class JobLoop<Tx = Executor> {
 
   /** Resolves when no job is running (tests and benchmarks wait on states, not on sleeps). */
   async whenIdle(): Promise<void> {
-    while (this.ticking || this.fillsPending || this.running.size) {
+    while (this.starting || this.ticking || this.fillsPending || this.running.size) {
+      await this.starting;
       await this.ticking;
       await this.lastFill;
       await Promise.all([...this.running.values()].map((r) => r.done));
@@ -472,6 +452,7 @@ export class JobLoop<Tx = Executor> {
    */
   async stop(): Promise<void> {
     this.stopClaiming();
+    await this.starting;
     await this.ticking;
     await this.lastFill;
     const all = [...this.running.values()].map((r) => r.done);
@@ -502,13 +483,4 @@ export class JobLoop<Tx = Executor> {
       }),
     );
   }
-}
-
-/**
- * `loop` as the loop over `Queue` it must be on the database in use (runtime-checked, like
- * twinOf): plugins that listen to another plugin's loop narrow its decoration with it.
- */
-export function loopOver<Tx>(loop: JobLoop<any>, Queue: abstract new (...args: never[]) => LoopQueue<Tx>): JobLoop<Tx> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (!(loop.queue instanceof Queue)) throw new Error(`Expected a job loop over a ${Queue.name} on this database (a plugin built the other database's twin)`);
-  return loop as JobLoop<Tx>;
 }

@@ -1,6 +1,6 @@
 import type { JobHandler } from '../jobs/loop.js';
 import type { MaybePromise } from '../maybe.js';
-import type { NewJob } from '../jobs/queue-common.js';
+import type { NewJob } from '../jobs/rules.js';
 import type { OllamaEmbedder } from './embedder.js';
 import type { ChunkEmbeddings } from './embeddings.js';
 
@@ -36,7 +36,7 @@ export interface EmbeddingHandlerDeps {
  * after a model change (vectors of another model count as missing). Ollama down or without the
  * model is `unavailable`: the loop puts the job off with backoff, spending no attempt.
  */
-export function embeddingHandler<Tx>(deps: EmbeddingHandlerDeps): JobHandler<EmbeddingPayload, EmbeddingResult, Tx> {
+export function embeddingHandler(deps: EmbeddingHandlerDeps): JobHandler<EmbeddingPayload, EmbeddingResult> {
   const batchSize = deps.batchSize ?? EMBED_BATCH;
   return {
     kind: KNOWLEDGE_EMBEDDING,
@@ -64,13 +64,15 @@ export function embeddingHandler<Tx>(deps: EmbeddingHandlerDeps): JobHandler<Emb
       }
     },
     // The vectors are saved batch by batch in run(); the job keeps how many it made.
-    complete: (_tx, result) => result,
+    *complete(result) {
+      return result;
+    },
   };
 }
 
-/** What queuing an embedding job needs of a job queue (JobQueue or PgJobQueue), inside a transaction or not. */
-export interface EmbeddingJobQueue<Tx> {
-  enqueueUnlessPending(siteId: string, item: NewJob, maxAttempts: number, now?: Date, db?: Tx): MaybePromise<unknown>;
+/** What queuing an embedding job needs of the job queue. */
+export interface EmbeddingJobQueue {
+  enqueueUnlessPending(siteId: string, item: NewJob, maxAttempts: number): MaybePromise<unknown>;
 }
 
 /**
@@ -78,7 +80,7 @@ export interface EmbeddingJobQueue<Tx> {
  * start-up, after a crash, a model change or a time without the model. A site whose job is
  * already pending gets no second one. Answers the number of sites looked at.
  */
-export async function queueMissingEmbeddings<Tx>(store: ChunkEmbeddings, queue: EmbeddingJobQueue<Tx>, model: string, maxAttempts: number): Promise<number> {
+export async function queueMissingEmbeddings(store: ChunkEmbeddings, queue: EmbeddingJobQueue, model: string, maxAttempts: number): Promise<number> {
   const sites = await store.sitesMissing(model);
   for (const siteId of sites) await queue.enqueueUnlessPending(siteId, embeddingJob(siteId), maxAttempts);
   return sites.length;

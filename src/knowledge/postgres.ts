@@ -3,7 +3,6 @@ import { KNOWLEDGE_SEARCH_CONFIG, knowledgeChunks, knowledgeEmbeddings, knowledg
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { queuedFileColumns } from './file-rows.js';
-import type { KnowledgeGluePort } from './glue.js';
 import type { ChunkEmbeddingPort, KnowledgeFilePort, KnowledgeSearchPort, KnowledgeUsagePort, RankedChunk } from './port.js';
 import { chunksMissingVectors, sitesMissingVectors } from './statements.js';
 
@@ -236,10 +235,5 @@ const embeddings: AsyncAdapter<ChunkEmbeddingPort, PgExecutor> = {
   },
 };
 
-// glue until webhooks and jobs land: their listeners still take PostgreSQL's transaction.
-const glue: AsyncAdapter<KnowledgeGluePort, PgExecutor> = {
-  inTransaction: async (tx, run) => void (await run(tx as never)),
-};
-
 /** The knowledge ports as PostgreSQL answers them. */
-export const knowledgePostgresAdapters = { knowledgeFiles: files, knowledgeSearch: search, knowledgeUsage: usage, chunkEmbeddings: embeddings, knowledgeGlue: glue };
+export const knowledgePostgresAdapters = { knowledgeFiles: files, knowledgeSearch: search, knowledgeUsage: usage, chunkEmbeddings: embeddings };

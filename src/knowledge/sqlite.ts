@@ -6,7 +6,6 @@ import type { SyncAdapter } from '../db/steps.js';
 import { toInt8Blob } from '../db/vectors.js';
 import { queuedFileColumns } from './file-rows.js';
 import type { KnowledgeFilesOptions } from './files.js';
-import type { KnowledgeGluePort } from './glue.js';
 import type { ChunkEmbeddingPort, ChunkToEmbed, KnowledgeFilePort, KnowledgeSearchPort, KnowledgeUsagePort, RankedChunk } from './port.js';
 import { queryTerms } from './search.js';
 import { chunksMissingVectors, sitesMissingVectors } from './statements.js';
@@ -154,10 +153,5 @@ const embeddings: SyncAdapter<ChunkEmbeddingPort, Executor> = {
   },
 };
 
-// glue until webhooks and jobs land: their listeners still take SQLite's transaction.
-const glue: SyncAdapter<KnowledgeGluePort, Executor> = {
-  inTransaction: (tx, run) => void run(tx as never),
-};
-
 /** The knowledge ports as SQLite answers them. */
-export const knowledgeSqliteAdapters = { knowledgeFiles: files, knowledgeSearch: search, knowledgeUsage: usage, chunkEmbeddings: embeddings, knowledgeGlue: glue };
+export const knowledgeSqliteAdapters = { knowledgeFiles: files, knowledgeSearch: search, knowledgeUsage: usage, chunkEmbeddings: embeddings };

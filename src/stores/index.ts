@@ -4,6 +4,8 @@ import type { IdempotencyStore } from '../idempotency/store.js';
 import type { PublicSite } from '../site/store.js';
 import type { SiteStore } from '../sites/store.js';
 import type { KnowledgeStores } from '../knowledge/store.js';
+import type { JobQueue } from '../jobs/store.js';
+import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -23,4 +25,9 @@ export interface Stores {
   sites: SiteStore;
   /** Knowledge files, search over them, their storage usage and chunk vectors. */
   knowledge: KnowledgeStores;
+  // jobs and webhooks
+  /** The job queue, every kind (loops take `jobs.scoped(...)`). */
+  jobs: JobQueue;
+  /** The webhook store, with the plugin's options (clock, retries, the delivery loop's wake). */
+  webhooks(options: WebhookStoreOptions): WebhookStore;
 }

@@ -4,7 +4,6 @@ import type { AsyncAdapters } from '../db/steps.js';
 import { postgresPosts } from '../posts/postgres.js';
 import { POSTGRES_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
-import { asyncGlue } from './glue.js';
 import { postgresIdempotency } from '../idempotency/postgres.js';
 import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
 import { postgresPublicSite } from '../site/postgres.js';
@@ -12,6 +11,11 @@ import { PublicSite } from '../site/store.js';
 import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// jobs and webhooks
+import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
+import { JobQueue } from '../jobs/store.js';
+import { postgresWebhooks } from '../webhooks/postgres.js';
+import { WebhookStore } from '../webhooks/store.js';
 // knowledge
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
@@ -19,7 +23,6 @@ import { knowledgeStores } from '../knowledge/store.js';
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   posts: postgresPosts,
-  glue: asyncGlue,
   // public site and idempotency keys
   publicSite: postgresPublicSite,
   idempotency: postgresIdempotency,
@@ -27,11 +30,16 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   sites: postgresSites,
   // knowledge
   ...knowledgePostgresAdapters,
+  // jobs and webhooks
+  jobs: postgresJobs,
+  webhooks: postgresWebhooks,
 };
 
 /** Every store, on PostgreSQL. */
 export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle.db, postgresAdapters);
+  // jobs and webhooks
+  const afterCommit = postgresAfterCommit(handle.db);
   return {
     db,
 
@@ -44,5 +52,8 @@ export function postgresStores(handle: PostgresHandle): Stores {
     sites: new SiteStore(db, { keyChanges: new PgKeyChangeSignal(handle.db), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
     // knowledge
     knowledge: knowledgeStores(db),
+    // jobs and webhooks: other instances may share the database; their running jobs are alive.
+    jobs: new JobQueue(db, { soleWorker: false }),
+    webhooks: (options) => new WebhookStore(db, options, afterCommit),
   };
 }

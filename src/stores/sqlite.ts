@@ -4,7 +4,6 @@ import type { SyncAdapters } from '../db/steps.js';
 import { sqlitePosts } from '../posts/sqlite.js';
 import { SQLITE_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
-import { glue } from './glue.js';
 import { sqliteIdempotency } from '../idempotency/sqlite.js';
 import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
 import { sqlitePublicSite } from '../site/sqlite.js';
@@ -12,6 +11,11 @@ import { PublicSite } from '../site/store.js';
 import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// jobs and webhooks
+import { sqliteAfterCommit, sqliteJobs } from '../jobs/sqlite.js';
+import { JobQueue } from '../jobs/store.js';
+import { sqliteWebhooks } from '../webhooks/sqlite.js';
+import { WebhookStore } from '../webhooks/store.js';
 // knowledge
 import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
 import { knowledgeStores } from '../knowledge/store.js';
@@ -19,7 +23,6 @@ import { knowledgeStores } from '../knowledge/store.js';
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
   posts: sqlitePosts,
-  glue,
   // public site and idempotency keys
   publicSite: sqlitePublicSite,
   idempotency: sqliteIdempotency,
@@ -27,6 +30,9 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   sites: sqliteSites,
   // knowledge
   ...knowledgeSqliteAdapters,
+  // jobs and webhooks
+  jobs: sqliteJobs,
+  webhooks: sqliteWebhooks,
 };
 
 /** Every store, on SQLite. */
@@ -44,5 +50,8 @@ export function sqliteStores(handle: DbHandle): Stores {
     sites: new SiteStore(db, { keyChanges: dataVersionSignal(handle.dataVersion), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
     // knowledge
     knowledge: knowledgeStores(db, sqliteKnowledgeOptions),
+    // jobs and webhooks: one server per data folder (its lock), so it alone runs the jobs.
+    jobs: new JobQueue(db, { soleWorker: true }),
+    webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
   };
 }

@@ -1,8 +1,7 @@
-import type { Executor } from '../db/client.js';
+import type { Steps } from '../db/steps.js';
 import { writeGroundedPost, type GroundedPost, type GroundingDeps } from '../generation/grounded.js';
 import type { JobHandler } from '../jobs/loop.js';
-import { then, type MaybePromise } from '../maybe.js';
-import type { PostInput, PostOrigin, PostRow } from '../posts/store.js';
+import type { PostInput, PostOrigin, PostRow } from '../posts/rules.js';
 import { postStateFor, type TaskParams } from './batch.js';
 
 export const GENERATE_POST = 'generate-post';
@@ -19,12 +18,9 @@ export interface GeneratePostResult {
   missingFileIds: string[];
 }
 
-/**
- * Where a task's post goes: PostService (SQLite, inserting at once in its synchronous
- * transaction) or PgPostStore (PostgreSQL, answering a promise), inside the caller's transaction.
- */
-export interface PostInserter<Tx> {
-  insert(tx: Tx, siteId: string, input: PostInput, origin: PostOrigin): MaybePromise<PostRow>;
+/** Where a task's post goes: the posts store's steps that create a post, inside the caller's transaction. */
+export interface PostInserter {
+  createSteps(siteId: string, input: PostInput, origin: PostOrigin, now: Date): Steps<PostRow>;
 }
 
 /**
@@ -32,15 +28,14 @@ export interface PostInserter<Tx> {
  * it in the transaction that marks the task succeeded (the post's `sourceTaskId` is unique, so
  * a task never makes two posts).
  */
-export function generatePostHandler<Tx = Executor>(deps: GroundingDeps & { posts: PostInserter<Tx> }): JobHandler<GeneratePostPayload, GroundedPost, Tx> {
+export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter }): JobHandler<GeneratePostPayload, GroundedPost> {
   return {
     kind: GENERATE_POST,
     run: ({ topic, params }, signal, job) => writeGroundedPost(deps, job.siteId, { ...params, topic }, signal),
-    complete(tx, { result, missingFileIds }, job) {
+    *complete({ result, missingFileIds }, job): Steps<GeneratePostResult> {
       const { params } = job.payload;
       const generated = result.post;
-      const inserted = deps.posts.insert(
-        tx,
+      const post = yield* deps.posts.createSteps(
         job.siteId,
         {
           title: generated.title,
@@ -52,8 +47,9 @@ export function generatePostHandler<Tx = Executor>(deps: GroundingDeps & { posts
           ...postStateFor(params.status),
         },
         { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
+        new Date(),
       );
-      return then(inserted, (post): GeneratePostResult => ({ postId: post.id, missingFileIds }));
+      return { postId: post.id, missingFileIds };
     },
   };
 }

@@ -3,8 +3,7 @@ import type { AppGenerator } from '../generation/service.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobStatus } from '../limits.js';
 import type { Page } from '../pagination.js';
-import type { PgJobQueue } from '../jobs/pg-queue.js';
-import type { Job, JobQueue, JobRow } from '../jobs/queue.js';
+import type { Job, JobQueue, JobRow } from '../jobs/store.js';
 import { planBatch, requestedFileIds, type BatchRequest } from './batch.js';
 import { GENERATE_POST, type GeneratePostPayload, type GeneratePostResult } from './generate-post.js';
 
@@ -45,13 +44,10 @@ export function toTask(row: JobRow): Task {
   };
 }
 
-/**
- * Batches of generated posts: each post is a job of kind `generate-post` in the queue, SQLite's
- * (answering at once) or PostgreSQL's (answering promises).
- */
+/** Batches of generated posts: each post is a job of kind `generate-post` in the queue. */
 export class TaskService {
   constructor(
-    private readonly queue: JobQueue | PgJobQueue,
+    private readonly queue: JobQueue,
     private readonly knowledge: Pick<KnowledgeService, 'existingIds'>,
     private readonly generator: Pick<AppGenerator, 'checkModel'>,
     private readonly maxAttempts: number,

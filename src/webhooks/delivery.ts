@@ -1,25 +1,20 @@
-import type { Executor } from '../db/client.js';
+import type { Steps } from '../db/steps.js';
 import type { JobHandler } from '../jobs/loop.js';
-import type { JobRow } from '../jobs/queue-common.js';
-import type { MaybePromise } from '../maybe.js';
-import type { AttemptTarget } from './rules.js';
+import type { JobRow } from '../jobs/rules.js';
+import { WEBHOOK_DELIVERY, type AttemptOutcome, type AttemptTarget, type DeliveryJobPayload } from './rules.js';
 import { sendWebhook, type SendOptions } from './sender.js';
-import { WEBHOOK_DELIVERY, type AttemptOutcome, type DeliveryJobPayload } from './service.js';
 import { signedHeaders } from './signing.js';
 
 export { WEBHOOK_DELIVERY };
 
-/**
- * The bookkeeping of attempts: WebhookService (SQLite, answering at once) or PgWebhookStore
- * (PostgreSQL, answering promises); `recordAttempt` writes in the transaction `Tx` of the job.
- */
-export interface AttemptBook<Tx> {
-  attemptTarget(deliveryId: string, jobId: string): MaybePromise<AttemptTarget | Extract<AttemptOutcome, { skip: string }>>;
-  recordAttempt(tx: Tx, job: JobRow, outcome: AttemptOutcome): MaybePromise<unknown>;
+/** The bookkeeping of attempts (WebhookStore): `recordAttempt` answers the steps that record one in the job's transaction. */
+export interface AttemptBook {
+  attemptTarget(deliveryId: string, jobId: string): Promise<AttemptTarget | Extract<AttemptOutcome, { skip: string }>>;
+  recordAttempt(job: JobRow, outcome: AttemptOutcome): Steps<unknown>;
 }
 
-export interface DeliveryHandlerDeps<Tx = Executor> {
-  webhooks: AttemptBook<Tx>;
+export interface DeliveryHandlerDeps {
+  webhooks: AttemptBook;
   timeoutMs: number;
   allowPrivate: boolean;
   /** When the attempt started, as the queue's clock tells it. */
@@ -34,7 +29,7 @@ export interface DeliveryHandlerDeps<Tx = Executor> {
  * job. A crash in between makes the job run again: a receiver may see a webhook-id twice,
  * never miss it.
  */
-export function deliveryHandler<Tx = Executor>(deps: DeliveryHandlerDeps<Tx>): JobHandler<DeliveryJobPayload, AttemptOutcome, Tx> {
+export function deliveryHandler(deps: DeliveryHandlerDeps): JobHandler<DeliveryJobPayload, AttemptOutcome> {
   const send = deps.send ?? sendWebhook;
   return {
     kind: WEBHOOK_DELIVERY,
@@ -48,6 +43,6 @@ export function deliveryHandler<Tx = Executor>(deps: DeliveryHandlerDeps<Tx>): J
       if (signal.aborted) throw new Error('Interrupted: the service is stopping');
       return { startedAt, result };
     },
-    complete: (tx, outcome, job) => deps.webhooks.recordAttempt(tx, job, outcome),
+    complete: (outcome, job) => deps.webhooks.recordAttempt(job, outcome),
   };
 }

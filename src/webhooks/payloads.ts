@@ -1,8 +1,7 @@
-import type { PostRow } from '../db/schema.js';
 import type { WebhookEvent } from '../limits.js';
 export { knowledgeResource } from '../knowledge/view.js';
 export { postResource } from '../posts/view.js';
-import type { PostChange } from '../posts/store.js';
+import type { PostChange, PostRow } from '../posts/rules.js';
 import type { Task } from '../tasks/service.js';
 
 /**
@@ -19,8 +18,33 @@ export interface EventPayload {
 /** A task as GET /api/v1/tasks/:id shows it. */
 export const taskResource = (task: Task) => ({ ...task });
 
-// Fields whose change is an edit (`post.updated`); isDraft is publishing, the rest bookkeeping.
-const EDITED_FIELDS = ['title', 'slug', 'description', 'content', 'category', 'tags', 'authorId', 'visibility'] as const;
+/**
+ * Which columns' change is an edit (a `post.updated` event), decided for every column of the
+ * post row: a new column does not compile until someone decides. isDraft is publishing (its
+ * own events); the rest is identity, provenance or bookkeeping that follows other changes.
+ */
+const EDITS: Record<keyof PostRow, boolean> = {
+  id: false,
+  siteId: false,
+  title: true,
+  slug: true,
+  description: true,
+  content: true,
+  category: true,
+  tags: true,
+  authorId: true,
+  isDraft: false,
+  visibility: true,
+  publishedAt: false,
+  generatorProvider: false,
+  generatorModel: false,
+  sourceTaskId: false,
+  html: false,
+  readingTime: false,
+  createdAt: false,
+  updatedAt: false,
+};
+const EDITED_FIELDS = (Object.keys(EDITS) as (keyof PostRow)[]).filter((field) => EDITS[field]);
 
 /** The fields an edit changed, with their values before it. */
 export function changedFields(before: PostRow, after: PostRow): Partial<PostRow> {

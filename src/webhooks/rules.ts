@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookRow } from '../db/schema.js';
 import { validationError } from '../errors.js';
-import type { NewJob } from '../jobs/queue-common.js';
+import type { NewJob } from '../jobs/rules.js';
 import {
   MAX_WEBHOOK_DESCRIPTION_LENGTH,
   MAX_WEBHOOK_URL_LENGTH,
@@ -19,8 +19,8 @@ import type { AttemptResult } from './sender.js';
 import { newSecret } from './signing.js';
 
 // ---------------------------------------------------------------------------------------------
-// The rules of webhooks that do not depend on the database: shared by WebhookService (SQLite,
-// service.ts) and PgWebhookStore (PostgreSQL, pg-store.ts), so that each is written once.
+// The rules of webhooks that need no database: what the store (store.ts) decides between its
+// questions to the database, and the rows it writes.
 // ---------------------------------------------------------------------------------------------
 
 /** The job kind of a delivery attempt: each attempt is one job, in a loop of its own. */
@@ -184,7 +184,7 @@ export function deliveryJob(deliveryId: string, webhookId: string, at: number): 
 }
 
 /** A new pending delivery of `body` to `hook`, retried until WEBHOOK_RETRY_WINDOW_MS from now. */
-export function newDeliveryRow(id: string, hook: WebhookRow, event: WebhookEvent, body: string, jobId: string, now: number) {
+export function newDeliveryRow(id: string, hook: Pick<WebhookRow, 'id' | 'siteId'>, event: WebhookEvent, body: string, jobId: string, now: number) {
   return {
     id,
     siteId: hook.siteId,
@@ -200,6 +200,8 @@ export function newDeliveryRow(id: string, hook: WebhookRow, event: WebhookEvent
     updatedAt: new Date(now),
   };
 }
+
+export type NewDeliveryRow = ReturnType<typeof newDeliveryRow>;
 
 /** The changes that queue a finished delivery again (redelivery), with its new attempt job. */
 export function redeliveryChanges(jobId: string, now: number) {
@@ -316,6 +318,8 @@ export function attemptRow(deliveryId: string, decision: AttemptDecision, outcom
   };
 }
 
+export type NewAttemptRow = ReturnType<typeof attemptRow>;
+
 /** The delivery's changes after an attempt (`jobId`: the next attempt's job, or the one that made it). */
 export function deliveryAfterAttempt(decision: AttemptDecision, outcome: { startedAt: number; result: AttemptResult }, jobId: string | null, now: number) {
   const { verdict } = decision;
@@ -332,6 +336,8 @@ export function deliveryAfterAttempt(decision: AttemptDecision, outcome: { start
     updatedAt: new Date(now),
   };
 }
+
+export type DeliveryAfterAttempt = ReturnType<typeof deliveryAfterAttempt>;
 
 /** A delivery failed without an attempt: its changes. */
 export const settledChanges = (error: string, now: number) => ({ status: 'failed' as const, lastError: error, nextAttemptAt: null, updatedAt: new Date(now) });

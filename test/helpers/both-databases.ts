@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import { openDatabase } from '../../src/db/client.js';
+import { openDatabase, type DbHandle } from '../../src/db/client.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';
@@ -9,6 +9,7 @@ import { startPostgres } from './postgres.js';
 /** A SQLite and a PostgreSQL database holding the same sites, for tests that compare the two. */
 export interface Databases {
   sqlite: ReturnType<typeof openDatabase>['db'];
+  sqliteHandle: DbHandle;
   pg: PostgresHandle;
   url: string;
 }
@@ -23,5 +24,5 @@ export async function bothDatabases(t: Test, sites: (typeof sqliteSchema.sites.$
     sqliteHandle.db.insert(sqliteSchema.sites).values(site).run();
     await pg.db.insert(pgSchema.sites).values(site);
   }
-  return { sqlite: sqliteHandle.db, pg, url };
+  return { sqlite: sqliteHandle.db, sqliteHandle, pg, url };
 }

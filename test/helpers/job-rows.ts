@@ -1,14 +1,11 @@
 import { and, asc, count, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { twinOf } from '../../src/db/backend.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import type { KnowledgeFileRow } from '../../src/db/schema.js';
 import type { JobOutcome } from '../../src/jobs/loop.js';
-import type { JobRow } from '../../src/jobs/queue-common.js';
+import type { JobRow } from '../../src/jobs/rules.js';
 import type { PostInput } from '../../src/posts/store.js';
-import { PgWebhookStore } from '../../src/webhooks/pg-store.js';
-import { WebhookService } from '../../src/webhooks/service.js';
 
 /**
  * Jobs, posts and the webhook outbox behind the API, on whichever database the app runs
@@ -58,26 +55,15 @@ export function jobRows(app: FastifyInstance) {
 
     /** Tells the webhooks that knowledge files settled, in one transaction (as the indexer does). */
     async knowledgeSettled(files: readonly KnowledgeFileRow[]): Promise<void> {
-      if (backend.kind === 'sqlite') {
-        const webhooks = twinOf(app.webhooks, WebhookService);
-        backend.sqlite.db.transaction((tx) => files.forEach((file) => webhooks.knowledgeSettled(tx, file)));
-        return;
-      }
-      const webhooks = twinOf(app.webhooks, PgWebhookStore);
-      await backend.postgres.db.transaction(async (tx) => {
-        for (const file of files) await webhooks.knowledgeSettled(tx, file);
+      const { webhooks } = app;
+      await app.stores.db.write(function* () {
+        for (const file of files) yield* webhooks.knowledgeSettled(file);
       });
     },
 
     /** Tells the webhooks that a job settled, in a transaction of its own (as the job loop does). */
     async taskSettled(job: JobRow, outcome: JobOutcome): Promise<void> {
-      if (backend.kind === 'sqlite') {
-        const webhooks = twinOf(app.webhooks, WebhookService);
-        backend.sqlite.db.transaction((tx) => webhooks.taskSettled(tx, job, outcome));
-        return;
-      }
-      const webhooks = twinOf(app.webhooks, PgWebhookStore);
-      await backend.postgres.db.transaction((tx) => webhooks.taskSettled(tx, job, outcome));
+      await app.stores.db.write(() => app.webhooks.taskSettled(job, outcome));
     },
 
     /** Inserts a post in a transaction that then fails (rejects with its error). */

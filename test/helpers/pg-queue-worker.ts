@@ -1,19 +1,20 @@
 // A child process of test/postgres-queue.test.ts: one instance of the service working through
-// the PostgreSQL job queue at DATABASE_URL as JobLoop does, in rounds: release expired leases,
-// claim up to 4 due jobs, run them (20–80 ms each), renew their leases, and record each success
-// with its effect (a post). It says `ready` once connected, starts when told `go` on stdin (so
-// that the workers start together), prints `claimed <ids>` after each claim, and `done` once no
-// job is left pending or running.
+// the job queue on PostgreSQL at DATABASE_URL as JobLoop does, in rounds: release expired
+// leases, claim up to 4 due jobs, run them (20–80 ms each), renew their leases, and record each
+// success with its effect (a mark, see job-effect.ts). It says `ready` once connected, starts
+// when told `go` on stdin (so that the workers start together), prints `claimed <ids>` after
+// each claim, and `done` once no job is left pending or running.
 //
 // With HOLD_AFTER=n, after n successes it claims once more, prints `holding`, and makes no more
 // progress, keeping those jobs: the test kills it then, certain that it dies holding leases.
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { inArray } from 'drizzle-orm';
+import { and, inArray, notInArray } from 'drizzle-orm';
 import { jobs } from '../../src/db/pg-schema.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { PgJobQueue } from '../../src/jobs/pg-queue.js';
-import { commitPostFor } from './pg-job-effect.js';
+import { postgresStores } from '../../src/stores/postgres.js';
+import { EFFECT, MARKS, markSteps } from './job-effect.js';
+import { SITE_ID } from './pg-job-effect.js';
 
 const CLAIM_LIMIT = 4;
 const IDLE_POLL_MS = 50;
@@ -21,9 +22,10 @@ const leaseMs = Number(process.env.LEASE_MS);
 const holdAfter = process.env.HOLD_AFTER ? Number(process.env.HOLD_AFTER) : Infinity;
 
 const handle = await openPostgres(process.env.DATABASE_URL!, { poolMax: CLAIM_LIMIT });
-const queue = new PgJobQueue(handle.db);
+const queue = postgresStores(handle).jobs.scoped({ except: MARKS });
 const owner = `worker-${process.pid}`;
-const anyUnfinished = async () => (await handle.db.select({ id: jobs.id }).from(jobs).where(inArray(jobs.status, ['pending', 'running'])).limit(1)).length > 0;
+const anyUnfinished = async () =>
+  (await handle.db.select({ id: jobs.id }).from(jobs).where(and(inArray(jobs.status, ['pending', 'running']), notInArray(jobs.kind, MARKS))).limit(1)).length > 0;
 
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
@@ -46,7 +48,10 @@ for (;;) {
   await Promise.all(claimed.map(() => sleep(20 + Math.random() * 60)));
   await queue.heartbeat(owner, claimed.map((job) => job.id), Date.now(), leaseMs);
   for (const job of claimed) {
-    if (await queue.succeed(owner, job.id, Date.now(), (tx) => commitPostFor(tx, job.id))) succeeded++;
+    const effect = function* () {
+      return { effectId: yield* markSteps(EFFECT, SITE_ID, job.id) };
+    };
+    if (await queue.succeed(owner, job.id, Date.now(), effect)) succeeded++;
   }
 }
 

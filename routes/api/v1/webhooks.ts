@@ -14,7 +14,7 @@ import {
   WebhookListResponse,
   WebhookResponse,
 } from '../../../src/schemas/webhooks.js';
-import type { WebhookRow } from '../../../src/webhooks/service.js';
+import type { WebhookRow } from '../../../src/webhooks/store.js';
 
 /** An endpoint as the API shows it; the secret only where the schema asks for it (creation, rotation). */
 export const webhookView = (row: WebhookRow) => row;

@@ -4,9 +4,8 @@ import type { JobRow } from '../db/schema.js';
 import type { JobStatus } from '../limits.js';
 
 /*
- * What both job queues share (SQLite's in queue.ts, PostgreSQL's in pg-queue.ts): the types of
- * their API and the rules that need no database. A job row has the same TypeScript type on both
- * databases (see pg-schema.ts), so each queue hands out JobRow.
+ * The types of the job queue's API and the rules that need no database. A job row has the
+ * same TypeScript type on both databases (see pg-schema.ts).
  */
 
 export type { JobRow };
@@ -42,14 +41,22 @@ export interface JobScope {
   except?: readonly string[];
 }
 
-/** The condition on a job's kind that keeps a queue to its scope; none when it takes every kind. */
+/** The condition on a job's kind that keeps a queue to its scope; none when it takes every kind (for the adapters). */
 export function kindInScope(kind: Column, scope: JobScope): SQL | undefined {
   if (scope.only) return inArray(kind, [...scope.only]);
   return scope.except?.length ? notInArray(kind, [...scope.except]) : undefined;
 }
 
-// A running job's lease is released together with any change to its state.
+// A running job's lease is released together with any change to its state (for the adapters).
 export const noLease = { leaseOwner: null, leaseUntil: null };
+
+/** A list of a site's jobs of one kind, maybe of one group or status. */
+export interface JobFilter {
+  siteId: string;
+  kind: string;
+  groupId?: string;
+  status?: JobStatus;
+}
 
 /** The rows of newly enqueued jobs: pending, due at their scheduled time, no attempt made. */
 export function newJobRows(siteId: string, items: readonly NewJob[], maxAttempts: number, now: Date): JobRow[] {
