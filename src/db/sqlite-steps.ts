@@ -22,8 +22,12 @@ function savepoint<T>(tx: Executor, body: (tx: Executor) => T): T {
   try {
     result = body(tx);
   } catch (error) {
-    statements.undo.run();
-    statements.release.run();
+    // Some errors (a full disk, say) make SQLite roll the whole transaction back itself: then
+    // there is no savepoint left to undo, and the error to report is still the first one.
+    if (client.inTransaction) {
+      statements.undo.run();
+      statements.release.run();
+    }
     throw error;
   }
   statements.release.run();
