@@ -1,5 +1,22 @@
 import type { Site } from '../db/schema.js';
-import type { ApiKeyInfo, AuthenticatedKey } from './rules.js';
+
+export interface SiteRef {
+  id: string;
+  name: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  siteId: string;
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  site: SiteRef;
+}
 
 /**
  * What the sites store asks its database (see src/db/steps.ts). Each database answers it in its

@@ -13,7 +13,7 @@ import {
 import { slugify } from '../text/slug.js';
 import { hostnameOf, newDomainToken } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
-import './port.js';
+import type { ApiKeyInfo, AuthenticatedKey, SiteRef } from './port.js';
 
 /*
  * The rules of sites and API keys: what a key, a name, a handle or an address must be, and what
@@ -22,23 +22,7 @@ import './port.js';
 
 export const KEY_PREFIX = 'blog_';
 
-export interface SiteRef {
-  id: string;
-  name: string;
-}
-
-export interface ApiKeyInfo {
-  id: string;
-  siteId: string;
-  prefix: string;
-  createdAt: Date;
-  revokedAt: Date | null;
-}
-
-export interface AuthenticatedKey {
-  keyId: string;
-  site: SiteRef;
-}
+export type { ApiKeyInfo, AuthenticatedKey, SiteRef };
 
 /** What a site's owner may change about it (the API's PATCH /site and `site update`). */
 export interface SiteSettingsPatch {
