@@ -10,8 +10,8 @@ export interface DatabaseSettings {
 }
 
 /**
- * The database the service runs on, as DATABASE_URL chose it. Plugins build the SQLite or the
- * PostgreSQL twin of each store from it (`kind` tells which); nothing else looks at it.
+ * The database the service runs on, as DATABASE_URL chose it. plugins/db.ts builds its stores from it
+ * (`kind` tells which database's); nothing else looks at it.
  */
 export type Backend = ({ kind: 'sqlite'; sqlite: DbHandle } | { kind: 'postgres'; postgres: PostgresHandle }) & {
   /** Where the data is, without secrets: what /ready and the start-up log show. */
@@ -62,13 +62,4 @@ export async function openBackend(config: DatabaseSettings, options: BackendOpti
     ping: async () => sqlite.ping(),
     close: async () => sqlite.close(),
   };
-}
-
-/**
- * `value` as the `Twin` class it must be on the database in use: plugins that wire one store to
- * another (an outbox listening to posts, say) narrow each other's decorations with it.
- */
-export function twinOf<T>(value: unknown, Twin: abstract new (...args: never[]) => T): T {
-  if (!(value instanceof Twin)) throw new Error(`Expected a ${Twin.name} on this database (a plugin built the other database's twin)`);
-  return value;
 }
