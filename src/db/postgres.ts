@@ -110,6 +110,10 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const pool = new pg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: connectionTimeoutMs });
   // Without a listener, an idle connection's error (a restarted server) would end the process.
   pool.on('error', (error) => onIdleError?.(error));
+  // A connection that breaks while checked out but between statements (a transaction between its
+  // BEGIN and its next query when the server stops) has no listener of the pool's: without one,
+  // its 'error' would end the process. The transaction using it fails on its next statement.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
   let closed: Promise<void> | null = null;
   return {
