@@ -1,9 +1,23 @@
 import t from 'tap';
+import type { RawJson } from '../src/json.js';
+import type { PostJsonCache } from '../src/posts/json-cache.js';
 import { ANCHOR_STRIDE, ListAnchors, type CreationTimes } from '../src/posts/list-anchors.js';
-import { inStatusList } from '../src/posts/rules.js';
-import { postResource } from '../src/posts/view.js';
+import { inStatusList, type ListQuery } from '../src/posts/rules.js';
+import { postResource, type PostsJsonPage } from '../src/posts/view.js';
 import { POST_LIST_STATUSES } from '../src/limits.js';
 import { buildTestApp, SQLITE_ONLY } from './helpers/app.js';
+
+/** A page kept, or produced and kept: as the posts store reads through the cache. */
+const keptPage = (cache: PostJsonCache, siteId: string, version: number, query: ListQuery, produce: () => PostsJsonPage) =>
+  cache.lookupPage(siteId, version, query) ?? cache.keepPage(siteId, version, query, produce());
+/** A post kept, or produced and kept (a post not found throws, and nothing is kept). */
+const keptPost = (cache: PostJsonCache, siteId: string, version: number, postId: string, produce: () => RawJson) =>
+  cache.lookupPost(siteId, version, postId) ?? cache.keepPost(siteId, version, postId, produce());
+/** The same for an answer that comes later (PostgreSQL): kept once it comes. */
+const keptPageLater = async (cache: PostJsonCache, siteId: string, version: number, query: ListQuery, produce: () => Promise<PostsJsonPage>) =>
+  cache.lookupPage(siteId, version, query) ?? cache.keepPage(siteId, version, query, await produce());
+const keptPostLater = async (cache: PostJsonCache, siteId: string, version: number, postId: string, produce: () => Promise<RawJson>) =>
+  cache.lookupPost(siteId, version, postId) ?? cache.keepPost(siteId, version, postId, await produce());
 
 /** The answer of steps that ask the database nothing (the anchors' reads, answered here). */
 function done<T>(steps: Generator<unknown, T, unknown>): T {
@@ -321,74 +335,74 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
     return pageOf(chars, tag);
   };
 
-  const kept = cache.page('s1', 1, query, produce());
-  t.equal(cache.page('s1', 1, query, produce()), kept, 'read again: the page kept');
+  const kept = keptPage(cache, 's1', 1, query, produce());
+  t.equal(keptPage(cache, 's1', 1, query, produce()), kept, 'read again: the page kept');
   t.equal(produced, 1);
-  cache.page('s2', 1, query, produce());
+  keptPage(cache, 's2', 1, query, produce());
   for (const other of [{ ...query, page: 2 }, { ...query, limit: 21 }, { ...query, status: 'draft' as const }, { ...query, tag: 'a' }, { ...query, category: 'a' }, { ...query, q: 'a' }]) {
-    cache.page('s1', 1, other, produce());
+    keptPage(cache, 's1', 1, other, produce());
   }
   t.equal(produced, 8, 'another site, page, limit, status or filter is another page');
   t.equal(cache.size, 8);
   t.equal(cache.keptChars, 400);
 
   // 400 characters hold 8 pages of 50: the ninth dropped the least recently used (the first).
-  cache.page('s3', 1, query, produce());
+  keptPage(cache, 's3', 1, query, produce());
   t.equal(cache.size, 8);
   t.equal(produced, 9);
-  const second = cache.page('s2', 1, query, produce());
+  const second = keptPage(cache, 's2', 1, query, produce());
   t.equal(produced, 9, 'the next least recently used is still kept, and now the most recent');
-  cache.page('s4', 1, query, produce());
-  t.equal(cache.page('s2', 1, query, produce()), second, 'the page read most recently stays');
-  t.not(cache.page('s1', 1, query, produce()), kept, 'the least recently used was dropped');
+  keptPage(cache, 's4', 1, query, produce());
+  t.equal(keptPage(cache, 's2', 1, query, produce()), second, 'the page read most recently stays');
+  t.not(keptPage(cache, 's1', 1, query, produce()), kept, 'the least recently used was dropped');
 
   // A site that moved on: everything kept under its older version goes at once.
   t.equal(cache.size, 8);
-  const newer = cache.page('s1', 2, query, produce());
+  const newer = keptPage(cache, 's1', 2, query, produce());
   t.equal(cache.size, 4, "s1's pages of version 1 dropped, the other sites' kept");
   t.equal(cache.keptChars, 200);
-  t.equal(cache.page('s2', 1, query, produce()), second);
-  const stale = cache.page('s1', 1, query, produce());
-  t.not(cache.page('s1', 1, query, produce()), stale, 'read under a version the site moved past: not kept');
-  t.equal(cache.page('s1', 2, query, produce()), newer);
+  t.equal(keptPage(cache, 's2', 1, query, produce()), second);
+  const stale = keptPage(cache, 's1', 1, query, produce());
+  t.not(keptPage(cache, 's1', 1, query, produce()), stale, 'read under a version the site moved past: not kept');
+  t.equal(keptPage(cache, 's1', 2, query, produce()), newer);
 
   const large = pageOf(101);
-  t.equal(cache.page('big', 1, query, () => large), large);
-  t.not(cache.page('big', 1, query, () => pageOf(101)), large, 'a page over a quarter of the whole is not kept');
+  t.equal(keptPage(cache, 'big', 1, query, () => large), large);
+  t.not(keptPage(cache, 'big', 1, query, () => pageOf(101)), large, 'a page over a quarter of the whole is not kept');
 
   // Answers that come later (PostgreSQL): kept once they come, once when two reads missed together.
   const later = new PostJsonCache(400);
-  const [a, b] = await Promise.all([later.page('s', 1, query, async () => pageOf(100, 'a')), later.page('s', 1, query, async () => pageOf(100, 'b'))]);
+  const [a, b] = await Promise.all([keptPageLater(later, 's', 1, query, async () => pageOf(100, 'a')), keptPageLater(later, 's', 1, query, async () => pageOf(100, 'b'))]);
   t.not(a, b);
   t.equal(later.size, 1);
-  t.equal(await later.page('s', 1, query, async () => pageOf(100, 'c')), b, 'the later answer kept');
-  for (const site of ['t', 'u', 'v']) await later.page(site, 1, query, async () => pageOf(100));
+  t.equal(await keptPageLater(later, 's', 1, query, async () => pageOf(100, 'c')), b, 'the later answer kept');
+  for (const site of ['t', 'u', 'v']) await keptPageLater(later, site, 1, query, async () => pageOf(100));
   t.equal(later.size, 4, 'the twin counted once: four pages of 100 fit in 400');
   // A read of version 1 answered after one of version 2 was kept: not kept over it.
   let answerOld!: (page: ReturnType<typeof pageOf>) => void;
-  const old = later.page('w', 1, query, () => new Promise<ReturnType<typeof pageOf>>((resolve) => (answerOld = resolve)));
-  const current = await later.page('w', 2, query, async () => pageOf(10));
+  const old = keptPageLater(later, 'w', 1, query, () => new Promise<ReturnType<typeof pageOf>>((resolve) => (answerOld = resolve)));
+  const current = await keptPageLater(later, 'w', 2, query, async () => pageOf(10));
   answerOld(pageOf(10));
   await old;
-  t.equal(await later.page('w', 2, query, async () => pageOf(10)), current);
+  t.equal(await keptPageLater(later, 'w', 2, query, async () => pageOf(10)), current);
   t.equal(later.keptChars, 310, 'the late answer of version 1 was not kept');
 
   // Single posts share the budget; a post and a page never answer for each other.
   const posts = new PostJsonCache(400);
   const postOf = (chars: number) => new RawJson(`"${'p'.repeat(chars - 2)}"`);
-  const one = posts.post('s', 1, 'p1', () => postOf(100));
-  t.equal(posts.post('s', 1, 'p1', () => postOf(100)), one, 'a post read again: the one kept');
-  t.not(posts.post('t', 1, 'p1', () => postOf(100)), one, 'another site is read anew');
-  const page = posts.page('s', 1, query, () => pageOf(100));
-  posts.post('s', 1, 'p2', () => postOf(100));
+  const one = keptPost(posts, 's', 1, 'p1', () => postOf(100));
+  t.equal(keptPost(posts, 's', 1, 'p1', () => postOf(100)), one, 'a post read again: the one kept');
+  t.not(keptPost(posts, 't', 1, 'p1', () => postOf(100)), one, 'another site is read anew');
+  const page = keptPage(posts, 's', 1, query, () => pageOf(100));
+  keptPost(posts, 's', 1, 'p2', () => postOf(100));
   t.equal(posts.size, 4);
-  t.equal(posts.page('s', 1, query, () => pageOf(100)), page);
-  posts.post('u', 1, 'p3', () => postOf(100));
+  t.equal(keptPage(posts, 's', 1, query, () => pageOf(100)), page);
+  keptPost(posts, 'u', 1, 'p3', () => postOf(100));
   t.equal(posts.size, 4, 'posts and pages counted together: the oldest went');
-  t.not(posts.post('s', 1, 'p1', () => postOf(100)), one);
-  t.not(posts.post('s', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
+  t.not(keptPost(posts, 's', 1, 'p1', () => postOf(100)), one);
+  t.not(keptPost(posts, 's', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
   t.equal(posts.size, 2, "and the site's posts and pages of version 1 went: another site's post and the new one are left");
-  t.throws(() => posts.post('s', 2, 'missing', () => { throw new Error('not found'); }), /not found/);
-  await t.rejects(async () => later.post('s', 1, 'missing', async () => { throw new Error('not found'); }), /not found/);
+  t.throws(() => keptPost(posts, 's', 2, 'missing', () => { throw new Error('not found'); }), /not found/);
+  await t.rejects(async () => keptPostLater(later, 's', 1, 'missing', async () => { throw new Error('not found'); }), /not found/);
   t.equal(posts.size, 2, 'a post not found is not kept');
 });

@@ -1,5 +1,4 @@
 import type { RawJson } from '../json.js';
-import { then } from '../maybe.js';
 import type { ListQuery } from './rules.js';
 import type { PostsJsonPage } from './view.js';
 
@@ -42,16 +41,6 @@ export class PostJsonCache {
   private chars = 0;
 
   constructor(private readonly maxChars = POST_JSON_CACHE_CHARS) {}
-
-  /** The page of `query` on the site at `version`: kept, or produced and kept. */
-  page<P extends PostsJsonPage | Promise<PostsJsonPage>>(siteId: string, version: number, query: ListQuery, produce: () => P): P | PostsJsonPage {
-    return this.lookupPage(siteId, version, query) ?? (then(produce(), (page) => this.keepPage(siteId, version, query, page)) as P);
-  }
-
-  /** One post of the site at `version`: kept, or produced and kept (a post not found throws, and nothing is kept). */
-  post<P extends RawJson | Promise<RawJson>>(siteId: string, version: number, postId: string, produce: () => P): P | RawJson {
-    return this.lookupPost(siteId, version, postId) ?? (then(produce(), (post) => this.keepPost(siteId, version, postId, post)) as P);
-  }
 
   /** The page of `query` on the site at `version`, if kept. */
   lookupPage(siteId: string, version: number, query: ListQuery): PostsJsonPage | undefined {
