@@ -28,7 +28,7 @@ export const round = (value, digits = 1) => (Number.isFinite(value) ? Math.round
 export const ratio = (a, b, digits = 3) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? round(a / b, digits) : null);
 export const mib = (bytes) => bytes / (1024 * 1024);
 
-/** Imports a compiled module of the service, e.g. dist('src/db/client.js'). */
+/** Imports a compiled module of the service, e.g. dist('src/db/sqlite.js'). */
 export async function dist(relativePath) {
   const file = path.join(DIST_DIR, relativePath);
   if (!fs.existsSync(file)) throw new Error(`${path.relative(PROJECT_DIR, file)} is missing: run "npm run build" first`);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../src/config.js';
 import { describeDatabase, openBackend, type Backend } from '../src/db/backend.js';
-import type { DbHandle } from '../src/db/client.js';
+import type { DbHandle } from '../src/db/sqlite.js';
 import type { Stores } from '../src/stores/index.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { PublicPages, type PublicResponse } from '../src/site/pages.js';
-import { createSiteRenderer } from '../src/site/render.js';
-import type { PublicSite } from '../src/site/store.js';
-import { iconFile, registerSiteViews, stylesheetFile } from '../src/site/views.js';
+import { PublicPages, type PublicResponse } from '../src/public-site/pages.js';
+import { createSiteRenderer } from '../src/public-site/render.js';
+import type { PublicSite } from '../src/public-site/store.js';
+import { iconFile, registerSiteViews, stylesheetFile } from '../src/public-site/templates.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -8,7 +8,7 @@ import { runAdmin } from '../src/admin/cli.js';
 import { COPIED_TABLES, migrateToPostgres, SKIPPED_SQLITE_TABLES, type MigrationReport } from '../src/admin/migrate.js';
 import { serverOptions } from '../src/app.js';
 import type { Config } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type Database from 'better-sqlite3';
 import t from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import { sites } from '../src/db/schema.js';
 import { tempDataDir, waitFor } from './helpers/app.js';
 

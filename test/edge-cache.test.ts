@@ -1,5 +1,5 @@
 import t from 'tap';
-import { SiteAnswerCache } from '../src/site/pages.js';
+import { SiteAnswerCache } from '../src/public-site/pages.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 
 const get = (ctx: TestApp, url: string, headers: Record<string, string> = {}) => ctx.call({ method: 'GET', url, key: null, headers });

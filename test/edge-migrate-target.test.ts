@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import t from 'tap';
 import { runAdmin } from '../src/admin/cli.js';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import { postgresSkip, startPostgres } from './helpers/postgres.js';
 import { tempDataDir, testConfig } from './helpers/app.js';
 

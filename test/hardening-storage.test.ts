@@ -13,7 +13,7 @@ import path from 'node:path';
 import type Database from 'better-sqlite3';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import { describe as describeError } from '../plugins/errors.js';
 import { JobLoop, type JobHandler } from '../src/jobs/loop.js';
 import type { JobQueue } from '../src/jobs/store.js';

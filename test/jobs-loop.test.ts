@@ -1,6 +1,6 @@
 import { count, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { openDatabase, type DbHandle } from '../src/db/client.js';
+import { openDatabase, type DbHandle } from '../src/db/sqlite.js';
 import { jobs } from '../src/db/schema.js';
 import { JobLoop, type JobHandler, type LoopQueue } from '../src/jobs/loop.js';
 import type { Job, JobRow } from '../src/jobs/store.js';

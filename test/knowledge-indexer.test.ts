@@ -5,7 +5,7 @@
  * conditions (PostgreSQL's disk full, lock conflicts, a server gone) make indexing wait.
  */
 import t from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import { ask } from '../src/db/steps.js';
 import { uploadedFileRow, type IndexOutcome, type KnowledgeFileRow, type KnowledgeFileStore, type QueuedFile } from '../src/knowledge/file-rows.js';
 import { KnowledgeIndexer, type ChunkSource } from '../src/knowledge/indexer.js';

@@ -8,7 +8,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';

@@ -1,7 +1,7 @@
 import { and, count, countDistinct, eq } from 'drizzle-orm';
 import pg from 'pg';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOptions } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';

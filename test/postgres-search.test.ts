@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { FILES, QUERIES, TOP, firstRelevant, retrievalFigures } from '../bench/retrieval-set.mjs';
-import { openDatabase, type Db } from '../src/db/client.js';
+import { openDatabase, type Db } from '../src/db/sqlite.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PgDb } from '../src/db/postgres.js';
 import * as sqliteSchema from '../src/db/schema.js';

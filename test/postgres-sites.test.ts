@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
-import { openDatabase } from '../src/db/client.js';
+import { openDatabase } from '../src/db/sqlite.js';
 import * as pgSchema from '../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import type { Site } from '../src/db/schema.js';
 import { AppError } from '../src/errors.js';
 import type { PostInput, PostPatch, PostStore } from '../src/posts/store.js';
-import { siteView } from '../src/site/pages.js';
-import { FEED_SIZE, PublicSite } from '../src/site/store.js';
+import { siteView } from '../src/public-site/pages.js';
+import { FEED_SIZE, PublicSite } from '../src/public-site/store.js';
 import { postgresStepDatabase } from '../src/db/postgres-steps.js';
 import { ask } from '../src/db/steps.js';
 import { KEY_CHANGE_STALE_MS, PgKeyChangeSignal } from '../src/sites/postgres.js';

@@ -279,7 +279,7 @@ t.test('a post read again is the same until a post of the site changes: every ki
 });
 
 t.test('a post kept by one process is read anew after another connection writes it (the admin CLI, a second process)', { skip: SQLITE_ONLY }, async (t) => {
-  const { openDatabase } = await import('../src/db/client.js');
+  const { openDatabase } = await import('../src/db/sqlite.js');
   const { sqliteStores } = await import('../src/stores/sqlite.js');
   const ctx = await buildTestApp(t);
   const created = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Before' } })).json().data.post;

@@ -3,12 +3,12 @@ import Fastify from 'fastify';
 import { HtmlValidate } from 'html-validate';
 import { parseAtomFeed, parseJsonFeed, parseRssFeed } from 'feedsmith';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { renderMarkdown, tagSlug } from '../src/site/markdown.js';
-import { createSiteRenderer, type SiteRenderer } from '../src/site/render.js';
-import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from '../src/site/feeds.js';
-import { registerSiteViews } from '../src/site/views.js';
-import { postUrl } from '../src/site/urls.js';
-import type { PublicPost, PublicSite } from '../src/site/types.js';
+import { renderMarkdown, tagSlug } from '../src/public-site/markdown.js';
+import { createSiteRenderer, type SiteRenderer } from '../src/public-site/render.js';
+import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from '../src/public-site/feeds.js';
+import { registerSiteViews } from '../src/public-site/templates.js';
+import { postUrl } from '../src/public-site/urls.js';
+import type { PublicPost, PublicSite } from '../src/public-site/types.js';
 
 const SITE: PublicSite = {
   id: '5b0c1b0e-7c1d-4f7e-9a8b-0c1d2e3f4a5b',

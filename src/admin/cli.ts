@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { databaseFile } from '../db/client.js';
+import { databaseFile } from '../db/sqlite.js';
 import { AppError } from '../errors.js';
 import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';

@@ -4,7 +4,7 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { redactUrl, type Config } from '../config.js';
-import { databaseFile, openDatabase, type Db } from '../db/client.js';
+import { databaseFile, openDatabase, type Db } from '../db/sqlite.js';
 import { DataDirLockedError, lockDataDir } from '../db/lock.js';
 import * as pg from '../db/pg-schema.js';
 import { maskDatabaseUrl, openPostgres, type PgExecutor, type PostgresHandle } from '../db/postgres.js';

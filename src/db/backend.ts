@@ -1,4 +1,4 @@
-import { databaseFile, openDatabase, SERVER_BUSY_TIMEOUT_MS, type DbHandle, type OpenOptions } from './client.js';
+import { databaseFile, openDatabase, SERVER_BUSY_TIMEOUT_MS, type DbHandle, type OpenOptions } from './sqlite.js';
 import { openPostgres, type PostgresHandle } from './postgres.js';
 import type { DatabaseTarget } from './url.js';
 

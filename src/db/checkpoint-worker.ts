@@ -1,5 +1,5 @@
 /**
- * The background checkpointer (see `startBackgroundCheckpoints` in client.ts): a worker thread
+ * The background checkpointer (see `startBackgroundCheckpoints` in sqlite.ts): a worker thread
  * with its own connection that copies the write-ahead log into the database file every
  * `intervalMs`, so no request's commit pays for it. PASSIVE never waits for readers or
  * writers; what it cannot copy now is copied on a later turn.

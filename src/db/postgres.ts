@@ -3,7 +3,7 @@ import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { migrationsFolder } from './client.js';
+import { migrationsFolder } from './sqlite.js';
 import * as schema from './pg-schema.js';
 import { maskDatabaseUrl } from './url.js';
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { WRITE_TRANSACTION, type Executor } from './client.js';
+import { WRITE_TRANSACTION, type Executor } from './sqlite.js';
 import { runSync, type Steps, type StepDatabase, type SyncAdapters } from './steps.js';
 
 /** The three statements of a savepoint, prepared once per connection. */

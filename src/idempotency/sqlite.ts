@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { driverRow, placeholderRow, prepared, type Executor } from '../db/client.js';
+import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { idempotencyKeys } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { CLAIM_STATUS, replacedByAnswer, ROW_FROM_INSERT, type IdempotencyPort } from './port.js';

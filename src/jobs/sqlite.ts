@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
-import { prepared, type Executor } from '../db/client.js';
+import { prepared, type Executor } from '../db/sqlite.js';
 import { jobs } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { JobPort } from './port.js';

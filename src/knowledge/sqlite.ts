@@ -1,6 +1,6 @@
 import { and, count, desc, eq, exists, inArray, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { prepared } from '../db/client.js';
+import type { Executor } from '../db/sqlite.js';
+import { prepared } from '../db/sqlite.js';
 import { knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { toInt8Blob } from '../db/vectors.js';

@@ -24,7 +24,7 @@ const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept
 /**
  * Posts as the API shows them, single (GET one post) and as whole list pages (the posts'
  * JSON and the pagination), kept per content version of their site as the public pages are
- * (site/pages.ts): every post write moves the version in its own transaction, so nothing kept
+ * (public-site/pages.ts): every post write moves the version in its own transaction, so nothing kept
  * outlives a change, also one made by another process or instance. A post or page read again
  * before the next write of its site costs reading that version and a lookup, instead of
  * reading and encoding the posts again. Bounded by the size of the JSON held; the least

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gte, lt, max, sql, type Column, type Placeholder, type SQL } from 'drizzle-orm';
-import { driverRow, placeholderRow, prepared, type Executor } from '../db/client.js';
+import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/schema.js';
 import { POST_LIST_STATUSES, type PostListStatus } from '../limits.js';

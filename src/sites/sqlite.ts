@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, isNull, like, sql } from 'drizzle-orm';
-import { prepared, type Executor } from '../db/client.js';
+import { prepared, type Executor } from '../db/sqlite.js';
 import { apiKeys, sites } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { notFound } from '../errors.js';

@@ -1,7 +1,7 @@
 import type { StepDatabase } from '../db/steps.js';
 import type { PostStore } from '../posts/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
-import type { PublicSite } from '../site/store.js';
+import type { PublicSite } from '../public-site/store.js';
 import type { SiteStore } from '../sites/store.js';
 import type { KnowledgeStores } from '../knowledge/store.js';
 import type { JobQueue } from '../jobs/store.js';

@@ -1,4 +1,4 @@
-import type { DbHandle, Executor } from '../db/client.js';
+import type { DbHandle, Executor } from '../db/sqlite.js';
 import { sqliteStepDatabase } from '../db/sqlite-steps.js';
 import type { SyncAdapters } from '../db/steps.js';
 import { sqlitePosts } from '../posts/sqlite.js';
@@ -6,8 +6,8 @@ import { SQLITE_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
 import { sqliteIdempotency } from '../idempotency/sqlite.js';
 import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
-import { sqlitePublicSite } from '../site/sqlite.js';
-import { PublicSite } from '../site/store.js';
+import { sqlitePublicSite } from '../public-site/sqlite.js';
+import { PublicSite } from '../public-site/store.js';
 import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';

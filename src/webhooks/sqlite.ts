@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
-import { driverRow, placeholderRow, prepared, type Executor } from '../db/client.js';
+import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { jobs, sites, webhookAttempts, webhookDeliveries, webhooks } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { WebhookPort } from './port.js';

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import { openDatabase, type DbHandle } from '../../src/db/client.js';
+import { openDatabase, type DbHandle } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';

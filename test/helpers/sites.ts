@@ -1,4 +1,4 @@
-import type { Executor } from '../../src/db/client.js';
+import type { Executor } from '../../src/db/sqlite.js';
 import { sqliteStepDatabase } from '../../src/db/sqlite-steps.js';
 import type { Site } from '../../src/db/schema.js';
 import type { Steps } from '../../src/db/steps.js';

@@ -2,9 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Site } from '../../../src/db/schema.js';
 import { notFound } from '../../../src/errors.js';
-import { tagSlug } from '../../../src/site/markdown.js';
-import type { PublicPost, PublicSite } from '../../../src/site/types.js';
-import { postUrl } from '../../../src/site/urls.js';
+import { tagSlug } from '../../../src/public-site/markdown.js';
+import type { PublicPost, PublicSite } from '../../../src/public-site/types.js';
+import { postUrl } from '../../../src/public-site/urls.js';
 import { NotModified, errorResponses } from '../../../src/schemas/common.js';
 import { ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
 

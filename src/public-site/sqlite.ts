@@ -1,5 +1,5 @@
 import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
-import { prepared, type Executor } from '../db/client.js';
+import { prepared, type Executor } from '../db/sqlite.js';
 import { postSlugRedirects, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { PublicSitePort, Topic } from './port.js';
