@@ -402,7 +402,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** End the session (on the server too) and clear its cookie */
+        /**
+         * End the session (on the server too) and clear its cookie
+         * @description Answers 200 also when the session had already ended (the cookie is cleared either way); 403 from a foreign origin.
+         */
         post: operations["signOut"];
         delete?: never;
         options?: never;

@@ -44,6 +44,9 @@ t.test('sign in, the session on the API, sign out', async (t) => {
   // The old cookie, replayed, no longer works.
   t.equal((await asUser(ctx, cookie.value, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 401);
   t.equal((await asUser(ctx, cookie.value, { method: 'GET', url: '/api/v1/posts' })).statusCode, 401);
+  const again = await asUser(ctx, cookie.value, { method: 'POST', url: '/api/v1/auth/sign-out' });
+  t.equal(again.statusCode, 200, 'signing out of an ended session still clears the cookie');
+  t.equal(sessionCookie(again), '');
 });
 
 t.test('a wrong password and an unknown email answer the same', async (t) => {

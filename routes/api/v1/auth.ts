@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../src/errors.js';
+import { SESSION_COOKIE } from '../../../plugins/accounts.js';
 import { errorResponses } from '../../../src/schemas/common.js';
 import { ChangePasswordBody, MessageResponse, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
 
@@ -60,9 +61,23 @@ export default async function authRoutes(fastify: FastifyInstance) {
 
   app.post(
     '/auth/sign-out',
-    { onRequest: app.requireSession, schema: { tags, security: session, operationId: 'signOut', summary: 'End the session (on the server too) and clear its cookie', response: { 200: MessageResponse, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        security: session,
+        operationId: 'signOut',
+        summary: 'End the session (on the server too) and clear its cookie',
+        description: 'Answers 200 also when the session had already ended (the cookie is cleared either way); 403 from a foreign origin.',
+        response: { 200: MessageResponse, ...errorResponses },
+      },
+    },
     async (request, reply) => {
-      await app.accounts.signOut(request.session!.sessionId);
+      const token = request.cookies[SESSION_COOKIE];
+      if (token) {
+        app.checkOrigin(request, true);
+        const auth = await app.accounts.authenticate(token);
+        if (auth) await app.accounts.signOut(auth.sessionId);
+      }
       app.clearSessionCookie(request, reply);
       return { success: true as const, data: { message: 'Signed out' } };
     },
