@@ -12,7 +12,7 @@
 -- have no \p{M}: the class below lists the Unicode marks one range at a time, as Node 20
 -- (Unicode 17) knows them, made by:
 --   node -e 'for (let c = 0; c < 0x110000; c++) if (/\p{M}/u.test(String.fromCodePoint(c))) ...'
--- (test/db/postgres-foundation.test.ts compares every code point with the JavaScript function).
+-- (test/postgres-foundation.test.ts compares every code point with the JavaScript function).
 CREATE FUNCTION fold(input text) RETURNS text
 	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 	RETURN lower(
