@@ -49,7 +49,7 @@ export interface paths {
         put?: never;
         /**
          * Create a post
-         * @description A draft unless `isDraft` is false; the slug comes from the title.
+         * @description A draft unless `isDraft` is false; with a future `publishAt`, a draft scheduled to be published then. The slug comes from the title.
          */
         post: operations["createPost"];
         delete?: never;
@@ -697,7 +697,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                status?: "draft" | "published" | "unlisted" | "all";
+                status?: "draft" | "scheduled" | "published" | "unlisted" | "all";
                 tag?: string;
                 category?: string;
                 q?: string;
@@ -744,6 +744,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -849,6 +851,11 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
+                     */
+                    publishAt?: string | null;
                 };
             };
         };
@@ -882,6 +889,11 @@ export interface operations {
                                 tags: string[];
                                 authorId: string | null;
                                 isDraft: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                publishAt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1014,6 +1026,11 @@ export interface operations {
                              * Format: date-time
                              * @description ISO 8601 UTC with milliseconds
                              */
+                            publishAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
                             createdAt: string;
                             /**
                              * Format: date-time
@@ -1140,6 +1157,11 @@ export interface operations {
                         useKnowledge?: boolean;
                         selectedFileIds?: string[];
                         model?: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Publish the generated draft at this time (not before its task is due): time to read it first
+                         */
+                        publishAt?: string;
                     }[];
                     /** Format: date-time */
                     startDate?: string;
@@ -1165,6 +1187,11 @@ export interface operations {
                         useKnowledge?: boolean;
                         selectedFileIds?: string[];
                         model?: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Publish the generated draft at this time (not before its task is due): time to read it first
+                         */
+                        publishAt?: string;
                     };
                 };
             };
@@ -1294,6 +1321,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1563,6 +1592,11 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
+                     */
+                    publishAt?: string | null;
                     /** @enum {string} */
                     visibility?: "public" | "unlisted";
                 };
@@ -1606,6 +1640,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds

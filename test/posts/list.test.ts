@@ -106,7 +106,8 @@ t.test('anchors move with the writes of this process: every page of every status
   let posts: Post[] = Array.from({ length: 1200 }, (_, i) => ({ id: i, createdAt: new Date(100_000 - 2 * i), isDraft: i % 3 === 0, visibility: i % 5 === 0 ? 'unlisted' : 'public' }));
   for (let i = 690; i < 716; i++) posts[i]!.createdAt = new Date(100_000 - 2 * 690);
   let nextId = posts.length;
-  const statuses = [undefined, ...POST_LIST_STATUSES];
+  // Scheduled posts are a filter, not a list by status: no anchors (isByStatus).
+  const statuses = [undefined, ...POST_LIST_STATUSES.filter((status) => status !== 'scheduled')];
   const listed = (status: (typeof statuses)[number]) => posts.filter((post) => inStatusList(status, post));
   const timesOf = (status: (typeof statuses)[number]): CreationTimes =>
     function* (from, skip, count) {
@@ -260,7 +261,8 @@ t.test('anchors are found, and a deep page read from one, in the list index alon
       .prepare(`explain query plan ${sql}`)
       .all(...params)
       .map((row) => (row as { detail: string }).detail);
-  for (const status of [undefined, ...POST_LIST_STATUSES]) {
+  // Lists by status alone (scheduled posts are a filter: see isByStatus).
+  for (const status of [undefined, ...POST_LIST_STATUSES.filter((status) => status !== 'scheduled')]) {
     const page = planOf(anchoredPageQuery(ctx.app.database.db, ctx.site.id, status, Date.now(), 30, 20).toSQL());
     t.ok(page.some((line) => /SEARCH posts USING COVERING INDEX posts_site_list_idx \(site_id=\? AND created_at<\?\)/.test(line)), `status ${status}: the page from its anchor in the list index`);
     t.equal(page.filter((line) => line.includes('TEMP B-TREE')).length, 0, `status ${status}: the page sorts nothing`);

@@ -43,6 +43,7 @@ const post = (over: Partial<PostRow> = {}): PostRow => ({
   isDraft: true,
   visibility: 'public',
   publishedAt: null,
+  publishAt: null,
   generatorProvider: null,
   generatorModel: null,
   sourceTaskId: null,
