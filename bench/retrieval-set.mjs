@@ -1,5 +1,5 @@
 // The retrieval evaluation's data and scoring, shared by bench/retrieval.mjs (SQLite, before
-// and after) and test/postgres-search.test.ts (SQLite beside PostgreSQL): the fixture files
+// and after) and test/knowledge/postgres-search.test.ts (SQLite beside PostgreSQL): the fixture files
 // indexed, the queries with the passages that answer them, written from reading the documents,
 // and recall@5 / MRR@10 over the ranks of the first relevant results.
 

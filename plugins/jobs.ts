@@ -4,6 +4,7 @@ import { PostWriter } from '../src/generation/writer.js';
 import { JobLoop, jobLoopOptions, type Clock, type JobHandler } from '../src/jobs/loop.js';
 import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
+import { PUBLISH_POST } from '../src/publishing/scheduled.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WEBHOOK_DELIVERY } from '../src/webhooks/rules.js';
 
@@ -35,9 +36,9 @@ export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
     const { config } = app;
     const grounding = { knowledge: app.knowledge, generator: app.generator };
-    // Webhook deliveries and embeddings run in loops of their own (plugins/webhooks.ts,
-    // plugins/embeddings.ts): never behind a generation, nor in its slots.
-    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING] });
+    // Webhook deliveries, embeddings and publications run in loops of their own
+    // (plugins/webhooks.ts, embeddings.ts, publishing.ts): never behind a generation, nor in its slots.
+    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING, PUBLISH_POST] });
     const options = jobLoopOptions(config, { concurrency: config.jobConcurrency, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
     const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts: app.posts }), ...(opts.handlers ?? [])], options);
     app.decorate('jobs', loop);

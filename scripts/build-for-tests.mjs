@@ -30,4 +30,18 @@ if (result.status === 1 && emitted()) {
   console.error(`build-for-tests: tsc -b tsconfig.test-build.json failed (${result.error?.message ?? `exit ${result.status ?? result.signal}`})`);
   process.exit(1);
 }
+
+// The loader's cache (test/helpers/transpile-cache.mjs) keeps every version of every module it
+// saw: entries older than a week go (those still in use are compiled again once).
+const cache = path.join(root, 'node_modules/.cache/tap-transpile');
+const weekAgo = Date.now() - 7 * 24 * 60 * 60 * 1000;
+for (const entry of fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true }) : []) {
+  const file = path.join(cache, entry);
+  try {
+    const stat = fs.statSync(file);
+    if (stat.isFile() && stat.mtimeMs < weekAgo) fs.rmSync(file, { force: true });
+  } catch {
+    // Removed meanwhile.
+  }
+}
 /* c8 ignore stop */

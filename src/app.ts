@@ -17,6 +17,7 @@ import errorsPlugin, { clientErrorHandler, describe, requestIdFor, sendError } f
 import generatorPlugin from '../plugins/generator.js';
 import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
+import publishingPlugin from '../plugins/publishing.js';
 import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
@@ -186,6 +187,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(generatorPlugin, { generator: opts.generator });
   await app.register(jobsPlugin, opts.jobs ?? {});
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
+  await app.register(publishingPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
   await app.register(embeddingsPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.embeddings });
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).

@@ -68,8 +68,8 @@ export const DEFAULT_LIMIT = 20;
 export const VISIBILITIES = ['public', 'unlisted'] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 
-/** `status` filter of the post list: omitted lists drafts and public posts. */
-export const POST_LIST_STATUSES = ['draft', 'published', 'unlisted', 'all'] as const;
+/** `status` filter of the post list: omitted lists drafts and public posts; `scheduled` the drafts with a `publishAt` (drafts still). */
+export const POST_LIST_STATUSES = ['draft', 'scheduled', 'published', 'unlisted', 'all'] as const;
 export type PostListStatus = (typeof POST_LIST_STATUSES)[number];
 
 export const STYLES = ['professional', 'casual', 'technical', 'creative', 'academic'] as const;

@@ -264,7 +264,7 @@ async function copyTable(
   const columns = writableColumns(copy.pg);
   const liteColumns = getTableColumns(copy.sqlite);
   for (const [field] of columns) {
-    /* c8 ignore next: the schemas are twins (test/admin-migrate.test.ts compares their rows) */
+    /* c8 ignore next: the schemas are twins (test/admin/migrate.test.ts compares their rows) */
     if (!(field in liteColumns)) throw new Error(`${name}.${field} has no SQLite twin: the migration does not know this schema`);
   }
   const names = [...columns.map(([, column]) => column.name), ...(copy.identity === 'rowid' ? ['rowid'] : [])];

@@ -49,7 +49,7 @@ export interface paths {
         put?: never;
         /**
          * Create a post
-         * @description A draft unless `isDraft` is false; the slug comes from the title.
+         * @description A draft unless `isDraft` is false; with a future `publishAt`, a draft scheduled to be published then. The slug comes from the title.
          */
         post: operations["createPost"];
         delete?: never;
@@ -896,7 +896,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                status?: "draft" | "published" | "unlisted" | "all";
+                status?: "draft" | "scheduled" | "published" | "unlisted" | "all";
                 tag?: string;
                 category?: string;
                 q?: string;
@@ -943,6 +943,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1048,6 +1050,11 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
+                     */
+                    publishAt?: string | null;
                 };
             };
         };
@@ -1081,6 +1088,11 @@ export interface operations {
                                 tags: string[];
                                 authorId: string | null;
                                 isDraft: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                publishAt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1213,6 +1225,11 @@ export interface operations {
                              * Format: date-time
                              * @description ISO 8601 UTC with milliseconds
                              */
+                            publishAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC with milliseconds
+                             */
                             createdAt: string;
                             /**
                              * Format: date-time
@@ -1339,6 +1356,11 @@ export interface operations {
                         useKnowledge?: boolean;
                         selectedFileIds?: string[];
                         model?: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Publish the generated draft at this time (not before its task is due): time to read it first
+                         */
+                        publishAt?: string;
                     }[];
                     /** Format: date-time */
                     startDate?: string;
@@ -1364,6 +1386,11 @@ export interface operations {
                         useKnowledge?: boolean;
                         selectedFileIds?: string[];
                         model?: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Publish the generated draft at this time (not before its task is due): time to read it first
+                         */
+                        publishAt?: string;
                     };
                 };
             };
@@ -1493,6 +1520,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1762,6 +1791,11 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
+                     */
+                    publishAt?: string | null;
                     /** @enum {string} */
                     visibility?: "public" | "unlisted";
                 };
@@ -1805,6 +1839,8 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds

@@ -48,6 +48,20 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
   return false;
 }
 
+/**
+ * A write whose refusal by the unique index `constraint` becomes `taken(cause)`: the error a
+ * store retries on when another instance took the value between its look and its write.
+ */
+export function refusedByUnique(constraint: string, taken: (cause: unknown) => Error): (write: PromiseLike<unknown>) => Promise<void> {
+  return async (write) => {
+    try {
+      await write;
+    } catch (error) {
+      throw isUniqueViolation(error, constraint) ? taken(error) : error;
+    }
+  };
+}
+
 /** The drizzle/postgres folder of this package: PostgreSQL's migrations, beside SQLite's. */
 export function postgresMigrationsFolder(): string {
   return path.join(migrationsFolder(), 'postgres');

@@ -76,6 +76,8 @@ export const posts = defineTable(
     isDraft: boolean('is_draft').notNull(),
     visibility: text('visibility', { enum: VISIBILITIES }).notNull().default('public'),
     publishedAt: timestamp('published_at'),
+    // A draft scheduled to be published at this time (a `publish-post` job of the queue does it).
+    publishAt: timestamp('publish_at'),
     // Which generator wrote the post (null for posts written by a client).
     generatorProvider: text('generator_provider'),
     generatorModel: text('generator_model'),

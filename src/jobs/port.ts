@@ -20,6 +20,8 @@ export interface JobPort {
   /** Deletes jobs of the kind that finished before `before`; answers how many. */
   purgeFinished(kind: string, before: number): number;
   setCancelled(jobId: string, at: number): void;
+  /** Cancels the pending jobs of the site, kind and group (a running one is left to finish); answers how many. */
+  cancelPendingOfGroup(siteId: string, kind: string, groupId: string, at: number): number;
   /**
    * Takes up to `limit` due pending jobs of the scope, oldest due first, in one statement:
    * running, the attempt counted, leased to `owner` until `leaseUntil`. Never a job another

@@ -4,7 +4,7 @@ import { jobs } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { JobPort } from './port.js';
-import { kindInScope, noLease, type JobFilter } from './rules.js';
+import { kindInScope, noLease, pendingOfGroup, type JobFilter } from './rules.js';
 
 /*
  * The job queue's statements as PostgreSQL spells them. Several instances may share the
@@ -72,6 +72,13 @@ export const postgresJobs: AsyncAdapter<JobPort, PgExecutor> = {
       .update(jobs)
       .set({ status: 'cancelled', finishedAt: new Date(at), updatedAt: new Date(at) })
       .where(eq(jobs.id, jobId));
+  },
+  async cancelPendingOfGroup(tx, siteId, kind, groupId, at) {
+    const cancelled = await tx
+      .update(jobs)
+      .set({ status: 'cancelled', finishedAt: new Date(at), updatedAt: new Date(at) })
+      .where(pendingOfGroup(jobs, siteId, kind, groupId));
+    return cancelled.rowCount ?? 0;
   },
   claim(tx, scope, owner, limit, now, leaseUntil) {
     // One statement: the subquery locks the due jobs, skipping those another worker is claiming at this moment.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { inArray, notInArray, type Column, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, notInArray, type Column, type SQL } from 'drizzle-orm';
 import type { JobRow } from '../db/schema.js';
 import type { JobStatus } from '../limits.js';
 
@@ -57,6 +57,10 @@ export interface JobFilter {
   groupId?: string;
   status?: JobStatus;
 }
+
+/** The pending jobs of one site, kind and group (for the adapters). */
+export const pendingOfGroup = (jobs: { siteId: Column; kind: Column; groupId: Column; status: Column }, siteId: string, kind: string, groupId: string) =>
+  and(eq(jobs.siteId, siteId), eq(jobs.kind, kind), eq(jobs.groupId, groupId), eq(jobs.status, 'pending'));
 
 /** The rows of newly enqueued jobs: pending, due at their scheduled time, no attempt made. */
 export function newJobRows(siteId: string, items: readonly NewJob[], maxAttempts: number, now: Date): JobRow[] {

@@ -3,7 +3,7 @@ import { prepared, type Executor } from '../db/sqlite.js';
 import { jobs } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { JobPort } from './port.js';
-import { kindInScope, noLease, type JobFilter, type JobScope } from './rules.js';
+import { kindInScope, noLease, pendingOfGroup, type JobFilter, type JobScope } from './rules.js';
 
 /*
  * The job queue's statements as SQLite spells them. One writer at a time (the DATA_DIR lock
@@ -130,6 +130,12 @@ export const sqliteJobs: SyncAdapter<JobPort, Executor> = {
       .where(eq(jobs.id, jobId))
       .run();
   },
+  cancelPendingOfGroup: (tx, siteId, kind, groupId, at) =>
+    tx
+      .update(jobs)
+      .set({ status: 'cancelled', finishedAt: new Date(at), updatedAt: new Date(at) })
+      .where(pendingOfGroup(jobs, siteId, kind, groupId))
+      .run().changes,
   claim: (tx, scope, owner, limit, now, leaseUntil) => scoped(tx, scope).claim.all({ owner, leaseUntil, now, limit }),
   extendLeases(tx, owner, jobIds, leaseUntil) {
     const extend = prepared(tx, extendLeaseStatement);

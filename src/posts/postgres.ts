@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, max, sql, type SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
-import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
+import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
 import { searchFilters, statusFilter, type ListQuery } from './rules.js';
 import { postJsonText } from './view.js';
@@ -17,14 +17,7 @@ import { postJsonText } from './view.js';
 const first = <T>(rows: T[]): T | undefined => rows[0];
 
 /** Turns the (site, slug) index's refusal into the error the store retries on. */
-async function slugChecked(write: Promise<unknown>): Promise<void> {
-  try {
-    await write;
-  } catch (error) {
-    if (isUniqueViolation(error, 'posts_site_slug_unique')) throw new SlugTakenMeanwhile({ cause: error });
-    throw error;
-  }
-}
+const slugChecked = refusedByUnique('posts_site_slug_unique', (cause) => new SlugTakenMeanwhile({ cause }));
 
 /** The highest N among the site's slugs `<base>-N`; 1 when none. */
 async function highestSuffix(db: PgExecutor, siteId: string, base: string): Promise<number> {

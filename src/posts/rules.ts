@@ -1,4 +1,4 @@
-import { and, eq, or, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, eq, isNotNull, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { PostRow } from '../db/schema.js';
 import { notFound, validationError, type ErrorDetail } from '../errors.js';
 import {
@@ -36,6 +36,12 @@ export interface PostInput {
   authorId?: string | null;
   isDraft?: boolean;
   visibility?: Visibility;
+  /**
+   * When a draft is to be published (the post stays a draft until then). Null: no schedule.
+   * Through the API it must lie ahead (checkSchedule); a job past it (a batch task written
+   * late) publishes at once, with this time as `publishedAt`.
+   */
+  publishAt?: Date | null;
 }
 
 export interface PostOrigin {
@@ -45,6 +51,12 @@ export interface PostOrigin {
 }
 
 export type PostPatch = Partial<PostInput> & { slug?: string };
+
+/** A request's fields with `publishAt` as a time (the API takes it as ISO 8601 text, checked by the schema). */
+export function withPublishTime<T extends { publishAt?: string | null }>(body: T): Omit<T, 'publishAt'> & { publishAt?: Date | null } {
+  const { publishAt, ...rest } = body;
+  return publishAt === undefined ? rest : { ...rest, publishAt: publishAt === null ? null : new Date(publishAt) };
+}
 
 /** A post before and after a change: `before` null for a create, `after` null for a delete. */
 export interface PostChange {
@@ -67,8 +79,29 @@ export interface ListQuery {
 /** The members of a list query that are not filters: a filter added to ListQuery is one without anyone listing it. */
 const NOT_FILTERS = new Set<string>(['page', 'limit', 'status'] satisfies (keyof ListQuery)[]);
 
-/** Whether a list is by status alone (no filter given): its total is kept, its pages prepared. */
-export const isByStatus = (query: ListQuery) => Object.entries(query).every(([name, value]) => NOT_FILTERS.has(name) || value === undefined || value === '');
+/**
+ * Whether a list is by status alone (no filter given): its total is kept, its pages prepared.
+ * Scheduled posts are counted among drafts, not apart: their list is a filter.
+ */
+export const isByStatus = (query: ListQuery) =>
+  query.status !== 'scheduled' && Object.entries(query).every(([name, value]) => NOT_FILTERS.has(name) || value === undefined || value === '');
+
+/**
+ * What the API asks of a schedule: a time ahead of `now`, on a draft. `isDraft: false` with a
+ * time ahead says two things at once. Errors name the field.
+ */
+export function checkSchedule(input: Pick<PostInput, 'publishAt' | 'isDraft'>, now: Date): void {
+  const { publishAt } = input;
+  if (!publishAt) return;
+  if (publishAt.getTime() <= now.getTime()) {
+    throw validationError('publishAt must lie in the future', [{ path: '/body/publishAt', message: 'must be a time after now' }]);
+  }
+  if (input.isDraft === false) {
+    throw validationError('isDraft: false publishes now; publishAt schedules for later: give one of them', [
+      { path: '/body/publishAt', message: 'cannot be given with isDraft: false' },
+    ]);
+  }
+}
 
 /** What a database can keep in a text (or JSON) column beyond well-formed Unicode. */
 export interface TextLimits {
@@ -204,6 +237,9 @@ export function totalOf(counts: PostCountValues | undefined, status: PostListSta
   switch (status) {
     case 'draft':
       return counts.drafts;
+    case 'scheduled':
+      // Not a count of its own (isByStatus): a list of them counts its rows.
+      throw new Error('scheduled posts have no count of their own');
     case 'published':
       return counts.public;
     case 'unlisted':
@@ -219,6 +255,7 @@ export function totalOf(counts: PostCountValues | undefined, status: PostListSta
 export interface ListedColumns {
   isDraft: Column;
   visibility: Column;
+  publishAt: Column;
   category: Column;
   title: Column;
   description: Column;
@@ -229,6 +266,8 @@ export function statusFilter(posts: ListedColumns, status: PostListStatus | unde
   switch (status) {
     case 'draft':
       return eq(posts.isDraft, true);
+    case 'scheduled':
+      return and(eq(posts.isDraft, true), isNotNull(posts.publishAt));
     case 'published':
       return and(eq(posts.isDraft, false), eq(posts.visibility, 'public'));
     case 'unlisted':
@@ -241,10 +280,12 @@ export function statusFilter(posts: ListedColumns, status: PostListStatus | unde
 }
 
 /** Whether a list by `status` alone holds the post: statusFilter, in JS. */
-export function inStatusList(status: PostListStatus | undefined, post: Pick<PostRow, 'isDraft' | 'visibility'>): boolean {
+export function inStatusList(status: PostListStatus | undefined, post: Pick<PostRow, 'isDraft' | 'visibility'> & { publishAt?: Date | null }): boolean {
   switch (status) {
     case 'draft':
       return post.isDraft;
+    case 'scheduled':
+      return post.isDraft && post.publishAt != null;
     case 'published':
       return !post.isDraft && post.visibility === 'public';
     case 'unlisted':

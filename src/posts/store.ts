@@ -5,6 +5,7 @@ import { PostJsonCache } from './json-cache.js';
 import { ListAnchors } from './list-anchors.js';
 import { SlugTakenMeanwhile } from './port.js';
 import {
+  checkSchedule,
   countChangeOf,
   found,
   isByStatus,
@@ -18,7 +19,7 @@ import {
   type TextLimits,
 } from './rules.js';
 import { jsonArray, type PostsJsonPage } from './view.js';
-import { checkPatch, deleteSteps, insertSteps, toggleSteps, updateSteps } from './write-steps.js';
+import { checkPatch, deleteSteps, insertSteps, publishScheduledSteps, toggleSteps, updateSteps } from './write-steps.js';
 
 export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow };
 
@@ -84,8 +85,22 @@ export class PostStore {
     return this.locked(siteId, () => insertSteps(siteId, input, origin, now, this.text), { picksSlug: true });
   }
 
-  create(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Promise<PostRow> {
+  /** Creating a post through the API: a schedule must lie ahead (checkSchedule). */
+  async create(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Promise<PostRow> {
+    checkSchedule(input, now);
     return this.db.write(() => this.createSteps(siteId, input, origin, now));
+  }
+
+  /**
+   * Publishing a scheduled post as of its `publishAt`, as steps for the transaction of the job
+   * that does it (see publishScheduledSteps): null, and no change, when its schedule changed.
+   */
+  *publishScheduledSteps(siteId: string, postId: string, publishAt: Date, now = new Date()): Steps<PostRow | null> {
+    yield* ask('posts', 'lockSite', siteId);
+    const written = yield* publishScheduledSteps(siteId, postId, publishAt, now);
+    if (!written) return null;
+    yield* this.changed(written.change);
+    return written.result;
   }
 
   get(siteId: string, postId: string): Promise<PostRow> {
@@ -116,6 +131,7 @@ export class PostStore {
 
   async update(siteId: string, postId: string, patch: PostPatch, now = new Date()): Promise<PostRow> {
     checkPatch(patch, this.text);
+    checkSchedule(patch, now);
     return this.db.write(() => this.locked(siteId, () => updateSteps(siteId, postId, patch, now), { picksSlug: true }));
   }
 

@@ -25,6 +25,7 @@ export const POST_MEMBERS = {
   isDraft: 'boolean',
   visibility: 'text',
   publishedAt: 'time',
+  publishAt: 'time',
   generatorProvider: 'hidden',
   generatorModel: 'hidden',
   sourceTaskId: 'hidden',

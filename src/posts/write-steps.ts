@@ -66,7 +66,10 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
   checkStorableText(input, limits);
   const title = cleanTitle(input.title);
   const tags = cleanTags(input.tags);
-  const isDraft = input.isDraft ?? true;
+  // A time already past (a batch task written late) publishes at once, as of that time.
+  const publishAt = input.publishAt ?? null;
+  const due = publishAt !== null && publishAt.getTime() <= now.getTime();
+  const isDraft = due ? false : (input.isDraft ?? true);
   const row: PostRow = {
     id: randomUUID(),
     siteId,
@@ -79,7 +82,8 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
     authorId: optional(input.authorId),
     isDraft,
     visibility: input.visibility ?? 'public',
-    publishedAt: isDraft ? null : now,
+    publishedAt: isDraft ? null : due ? publishAt : now,
+    publishAt: isDraft ? publishAt : null,
     generatorProvider: origin.generatorProvider ?? null,
     generatorModel: origin.generatorModel ?? null,
     sourceTaskId: origin.sourceTaskId ?? null,
@@ -92,13 +96,14 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
   return { result: row, change: { siteId, before: null, after: row, at: now } };
 }
 
-/** PUT: a draft becomes published, a published post becomes a draft. */
+/** PUT: a draft becomes published (now, whatever its schedule), a published post becomes a draft. */
 export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<Written<PostRow>> {
   const current = found(yield* ask('posts', 'find', siteId, postId));
   const isDraft = !current.isDraft;
   const changes = {
     isDraft,
     publishedAt: current.publishedAt ?? (isDraft ? null : now),
+    publishAt: null,
     updatedAt: nextUpdatedAt(current.updatedAt, now),
   };
   yield* ask('posts', 'update', postId, changes);
@@ -110,7 +115,7 @@ export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<W
 export function checkPatch(patch: PostPatch, limits: TextLimits): void {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility');
+    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt');
   }
   checkStorableText(patch, limits);
 }
@@ -148,7 +153,28 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
     changes.isDraft = patch.isDraft;
     if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;
   }
+  // Publishing now, or a schedule set or cleared (checkSchedule saw that it lies ahead).
+  if (patch.isDraft === false) changes.publishAt = null;
+  else if (patch.publishAt !== undefined) {
+    if (patch.publishAt !== null && !(changes.isDraft ?? current.isDraft)) throw conflict('A published post cannot be scheduled: unpublish it first');
+    changes.publishAt = patch.publishAt;
+  }
   changes.updatedAt = nextUpdatedAt(current.updatedAt, now);
+  yield* ask('posts', 'update', postId, changes);
+  const after = { ...current, ...changes };
+  return { result: after, change: { siteId, before: current, after, at: now } };
+}
+
+/**
+ * Publishes a scheduled post when its time has come (the `publish-post` job), as of its
+ * `publishAt`: `publishedAt` is that time, however late the job runs. Nothing happens (null)
+ * when the schedule has changed since the job was queued: the post was published, unpublished,
+ * moved, cancelled or deleted meanwhile; a moved schedule has a job of its own.
+ */
+export function* publishScheduledSteps(siteId: string, postId: string, publishAt: Date, now: Date): Steps<Written<PostRow> | null> {
+  const current = yield* ask('posts', 'find', siteId, postId);
+  if (!current || !current.isDraft || current.publishAt?.getTime() !== publishAt.getTime()) return null;
+  const changes = { isDraft: false, publishedAt: publishAt, publishAt: null, updatedAt: nextUpdatedAt(current.updatedAt, now) };
   yield* ask('posts', 'update', postId, changes);
   const after = { ...current, ...changes };
   return { result: after, change: { siteId, before: current, after, at: now } };

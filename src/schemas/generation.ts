@@ -40,6 +40,9 @@ const batchFields = {
   useKnowledge: Type.Optional(Type.Boolean()),
   selectedFileIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 })),
   model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+  publishAt: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Publish the generated draft at this time (not before its task is due): time to read it first' }),
+  ),
 };
 
 export const BatchBody = Type.Object(

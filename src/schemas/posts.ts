@@ -26,6 +26,11 @@ const editableFields = {
   tags: Type.Optional(Tags),
   authorId: OptionalText(MAX_AUTHOR_ID_LENGTH),
   isDraft: Type.Optional(Type.Boolean()),
+  publishAt: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.',
+    }),
+  ),
 };
 
 export const CreatePostBody = Type.Object(
@@ -72,6 +77,7 @@ export const PostSummary = Type.Object({
   tags: Type.Array(Type.String()),
   authorId: NullableString,
   isDraft: Type.Boolean(),
+  publishAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -90,6 +96,7 @@ export const PostDetail = Type.Object({
   isDraft: Type.Boolean(),
   visibility: StringEnum(VISIBILITIES),
   publishedAt: Type.Union([Timestamp, Type.Null()]),
+  publishAt: Type.Union([Timestamp, Type.Null()], { description: 'When a scheduled draft will be published; null when none is scheduled' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

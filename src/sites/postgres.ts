@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, like, sql } from 'drizzle-orm';
 import { apiKeys, sites } from '../db/pg-schema.js';
-import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
+import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { notFound } from '../errors.js';
 import type { KeyChanges } from './key-cache.js';
@@ -13,14 +13,7 @@ import { urlsOfHost } from './rules.js';
  */
 
 /** A write refused by the unique index on handles: another instance took the handle after the look. */
-async function guardHandle(write: Promise<unknown>): Promise<void> {
-  try {
-    await write;
-  } catch (error) {
-    if (isUniqueViolation(error, 'sites_handle_unique')) throw new HandleTakenMeanwhile({ cause: error });
-    throw error;
-  }
-}
+const guardHandle = refusedByUnique('sites_handle_unique', (cause) => new HandleTakenMeanwhile({ cause }));
 
 /** Held while an instance looks for a first site and creates it: instances starting together make one. */
 const BOOTSTRAP_LOCK_KEY = sql`hashtextextended('blog-service:bootstrap-first-site', 0)`;

@@ -17,16 +17,13 @@ export interface Stores {
   db: StepDatabase;
 
   posts: PostStore;
-  // public site and idempotency keys
   /** What readers may see of each site (its pages are built from it). */
   publicSite: PublicSite;
   idempotency: IdempotencyStore;
-  // sites
   /** Sites, their settings and API keys. */
   sites: SiteStore;
   /** Knowledge files, search over them, their storage usage and chunk vectors. */
   knowledge: KnowledgeStores;
-  // jobs and webhooks
   /** The job queue, every kind (loops take `jobs.scoped(...)`). */
   jobs: JobQueue;
   /** Staff users, memberships, sessions and one-time links, with the session lifetimes of the configuration. */

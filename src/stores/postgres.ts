@@ -11,31 +11,23 @@ import { PublicSite } from '../public-site/store.js';
 import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
-// accounts
 import { postgresAccounts } from '../accounts/postgres.js';
 import { AccountStore } from '../accounts/store.js';
-// jobs and webhooks
 import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
 import { JobQueue } from '../jobs/store.js';
 import { postgresWebhooks } from '../webhooks/postgres.js';
 import { WebhookStore } from '../webhooks/store.js';
-// knowledge
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   posts: postgresPosts,
-  // public site and idempotency keys
   publicSite: postgresPublicSite,
   idempotency: postgresIdempotency,
-  // accounts
   accounts: postgresAccounts,
-  // sites
   sites: postgresSites,
-  // knowledge
   ...knowledgePostgresAdapters,
-  // jobs and webhooks
   jobs: postgresJobs,
   webhooks: postgresWebhooks,
 };
@@ -43,21 +35,18 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
 /** Every store, on PostgreSQL. */
 export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle.db, postgresAdapters);
-  // jobs and webhooks
   const afterCommit = postgresAfterCommit(handle.db);
   return {
     db,
 
     posts: new PostStore(db, POSTGRES_TEXT),
-    // public site and idempotency keys
     publicSite: new PublicSite(db),
     // Several instances share the database: a running request claims its key with a row.
     idempotency: new IdempotencyStore(db, new LeasedClaims()),
-    // sites: the key cache follows the key change counter every instance moves.
+    // The key cache follows the key change counter every instance moves.
     sites: new SiteStore(db, { keyChanges: new PgKeyChangeSignal(handle.db), readAtOnce: (steps) => db.runIn(handle.db, steps()) }),
-    // knowledge
     knowledge: knowledgeStores(db),
-    // jobs and webhooks: other instances may share the database; their running jobs are alive.
+    // Other instances may share the database; their running jobs are alive.
     jobs: new JobQueue(db, { soleWorker: false }),
     accounts: (options) => new AccountStore(db, options),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),

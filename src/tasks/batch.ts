@@ -1,5 +1,6 @@
 import { cleanTopic, type PostRequest } from '../generation/grounded.js';
 import type { BatchStatus, Tone, Visibility } from '../limits.js';
+import { validationError } from '../errors.js';
 import { unknownFileIds } from '../knowledge/service.js';
 import { scheduleBatch } from './schedule.js';
 
@@ -9,6 +10,8 @@ export interface BatchPostFields extends Omit<PostRequest, 'topic'> {
   category?: string | null;
   tags?: string[];
   status?: BatchStatus;
+  /** The post is generated as a draft when its task is due and published at this time (ISO 8601). */
+  publishAt?: string;
 }
 
 /** As a request gives them: the spec's batch example also names tone `formal`, read as `authoritative`. */
@@ -64,7 +67,15 @@ export function planBatch(request: BatchRequest, knownFileIds: ReadonlySet<strin
     { startDate: toDate(request.startDate), endDate: toDate(request.endDate) },
     now,
   );
-  return topics.map((topic, i) => ({ topic, params: params[i], scheduledFor: dueTimes[i] }));
+  params.forEach((own, i) => {
+    if (own.publishAt !== undefined && new Date(own.publishAt).getTime() < dueTimes[i]!.getTime()) {
+      const path = request.posts[i]!.publishAt !== undefined ? `/body/posts/${i}/publishAt` : '/body/defaults/publishAt';
+      throw validationError(`publishAt must not come before the post's task is due (${dueTimes[i]!.toISOString()}): the post is written then`, [
+        { path, message: 'must be at or after the time the task is due' },
+      ]);
+    }
+  });
+  return topics.map((topic, i) => ({ topic, params: params[i]!, scheduledFor: dueTimes[i]! }));
 }
 
 /** Every file id a batch names. Ids in defaults count even where each post overrides them: a typo there is still a mistake. */

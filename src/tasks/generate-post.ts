@@ -45,6 +45,8 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
           tags: params.tags ?? generated.tags,
           authorId: params.authorId ?? null,
           ...postStateFor(params.status),
+          // Scheduled: a draft until then, published as the batch's status says (a time already past publishes now).
+          ...(params.publishAt !== undefined && { isDraft: true, publishAt: new Date(params.publishAt) }),
         },
         { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
         new Date(),

@@ -36,6 +36,8 @@ const EDITS: Record<keyof PostRow, boolean> = {
   isDraft: false,
   visibility: true,
   publishedAt: false,
+  // Scheduling or moving a schedule is an edit; the publication it leads to is `post.published`.
+  publishAt: true,
   generatorProvider: false,
   generatorModel: false,
   sourceTaskId: false,

@@ -1,5 +1,5 @@
-// The site and the marks (see job-effect.ts) of test/postgres-queue.test.ts, its worker
-// processes and test/postgres-jobs-loop.test.ts, on PostgreSQL.
+// The site and the marks (see job-effect.ts) of test/jobs/postgres-queue.test.ts, its worker
+// processes and test/jobs/postgres-loop.test.ts, on PostgreSQL.
 import { count, eq } from 'drizzle-orm';
 import { jobs, sites } from '../../src/db/pg-schema.js';
 import type { PgExecutor } from '../../src/db/postgres.js';

@@ -1,4 +1,4 @@
-// A child process of test/postgres-queue.test.ts: one instance of the service working through
+// A child process of test/jobs/postgres-queue.test.ts: one instance of the service working through
 // the job queue on PostgreSQL at DATABASE_URL as JobLoop does, in rounds: release expired
 // leases, claim up to 4 due jobs, run them (20–80 ms each), renew their leases, and record each
 // success with its effect (a mark, see job-effect.ts). It says `ready` once connected, starts

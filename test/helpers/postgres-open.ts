@@ -1,4 +1,4 @@
-// A child process of test/postgres-foundation.test.ts: an instance of the service starting on
+// A child process of test/db/postgres-foundation.test.ts: an instance of the service starting on
 // DATABASE_URL. It says `loaded` once its modules are, opens the database (migrating it) when
 // told `go` on stdin, so that several open at the same moment, and says `up` once it answers.
 import { once } from 'node:events';

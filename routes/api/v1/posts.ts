@@ -4,6 +4,7 @@ import { validationError } from '../../../src/errors.js';
 import { stringifyWithRaw } from '../../../src/json.js';
 import { cleanTopic } from '../../../src/generation/grounded.js';
 import { postResource } from '../../../src/posts/view.js';
+import { withPublishTime } from '../../../src/posts/rules.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import {
@@ -29,9 +30,9 @@ export default async function postRoutes(fastify: FastifyInstance) {
 
   app.post(
     '/posts',
-    { schema: { tags, operationId: 'createPost', summary: 'Create a post', description: 'A draft unless `isDraft` is false; the slug comes from the title.', body: CreatePostBody, response: { 201: PostCreatedResponse, ...errorResponses } }, config: { idempotent: true } },
+    { schema: { tags, operationId: 'createPost', summary: 'Create a post', description: 'A draft unless `isDraft` is false; with a future `publishAt`, a draft scheduled to be published then. The slug comes from the title.', body: CreatePostBody, response: { 201: PostCreatedResponse, ...errorResponses } }, config: { idempotent: true } },
     async (request, reply) => {
-      const post = await app.posts.create(request.site.id, request.body);
+      const post = await app.posts.create(request.site.id, withPublishTime(request.body));
       return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postResource(post), site: request.site } });
     },
   );
@@ -126,7 +127,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
       schema: { tags, operationId: 'updatePost', summary: 'Edit fields of a post', description: 'A published post keeps its slug when retitled; `slug` moves it, and the old URL redirects.', params: IdParams, body: PatchPostBody, response: { 200: PostDetailResponse, ...errorResponses } },
     },
     async (request) => {
-      const post = await app.posts.update(request.site.id, request.params.id, request.body);
+      const post = await app.posts.update(request.site.id, request.params.id, withPublishTime(request.body));
       return { success: true as const, data: { message: 'Post updated successfully', post: postResource(post), site: request.site } };
     },
   );

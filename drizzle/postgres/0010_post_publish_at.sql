@@ -1,0 +1,1 @@
+ALTER TABLE "posts" ADD COLUMN "publish_at" timestamp (3) with time zone;

@@ -1,0 +1,39 @@
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import t from 'tap';
+import blogApp, { serverOptions } from '../../src/app.js';
+import { redactUrl } from '../../src/log-redact.js';
+import { BOOTSTRAP_KEY, tempDataDir, testConfig } from '../helpers/app.js';
+
+t.test('secret query parameters are redacted in request logs', async (t) => {
+  let log = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      log += chunk;
+      done();
+    },
+  });
+  const config = testConfig(tempDataDir(t));
+  const app = Fastify(serverOptions(config, { level: 'info', stream }));
+  t.teardown(() => app.close());
+  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
+  await app.ready();
+
+  const secrets = ['key', 'token', 'secret', 'api_key', 'access_token', 'password', 'KEY', 'Api_Key'];
+  for (const name of secrets) {
+    await app.inject({ method: 'GET', url: `/api/v1/posts?page=2&${name}=${BOOTSTRAP_KEY}&limit=5` });
+    await app.inject({ method: 'GET', url: `/content/v1/sites/my-blog/posts?${name}=s3cr3t-${name}` });
+  }
+  t.notMatch(log, BOOTSTRAP_KEY, 'the key is not logged');
+  t.notMatch(log, /s3cr3t/, 'no secret value is logged');
+  t.match(log, /"url":"\/api\/v1\/posts\?page=2&key=\[REDACTED\]&limit=5"/, 'the rest of the URL stays');
+});
+
+t.test('redactUrl', async (t) => {
+  t.equal(redactUrl('/a'), '/a');
+  t.equal(redactUrl('/a?b=1'), '/a?b=1');
+  t.equal(redactUrl('/a?token=x&b=2&access_token=y'), '/a?token=[REDACTED]&b=2&access_token=[REDACTED]');
+  t.equal(redactUrl('/a?%6Bey=x'), '/a?%6Bey=[REDACTED]', 'an encoded name');
+  t.equal(redactUrl('/a?key'), '/a?key', 'a name without value has nothing to hide');
+  t.equal(redactUrl('/a?%E0%A4%A=1'), '/a?%E0%A4%A=1', 'a malformed escape is left as it is');
+});

@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import type Database from 'better-sqlite3';
+import t from 'tap';
+import { openDatabase } from '../../src/db/sqlite.js';
+import { sites } from '../../src/db/schema.js';
+import { tempDataDir, waitFor } from '../helpers/app.js';
+
+t.test('a listening server copies the write-ahead log into the database in the background, not in its commits', async (t) => {
+  const handle = openDatabase(tempDataDir(t));
+  t.teardown(() => handle.close());
+  // drizzle's handle keeps its better-sqlite3 connection as $client; the Db type leaves it out.
+  const sqlite = (handle.db as typeof handle.db & { $client: Database.Database }).$client;
+  t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000, 'SQLite checkpoints in commits by default');
+
+  handle.startBackgroundCheckpoints();
+  handle.startBackgroundCheckpoints(); // a second call changes nothing
+  t.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 20_000, 'commits checkpoint only if the checkpointer falls behind');
+
+  const databaseFile = sqlite.name;
+  const before = fs.statSync(databaseFile).size;
+  const insert = sqlite.prepare('insert into sites (id, name, handle, created_at) values (?, ?, ?, ?)');
+  // One quick commit, well before the checkpointer's first turn (half a second after it starts).
+  sqlite.transaction(() => {
+    for (let i = 0; i < 1500; i++) insert.run(`site-${i}`, `Site ${i}`, `site-${i}`, Date.now());
+  })();
+  t.equal(fs.statSync(databaseFile).size, before, 'the commits left their pages in the log');
+  // Only a checkpoint writes pages into the database file, and nobody here runs one.
+  await waitFor(() => fs.statSync(databaseFile).size > before, 'the background checkpoint');
+  t.equal(handle.db.select().from(sites).all().length, 1500, 'every row is there');
+});
+
+t.test('closing stops the checkpointer', async (t) => {
+  const handle = openDatabase(tempDataDir(t));
+  handle.startBackgroundCheckpoints();
+  handle.close();
+  handle.startBackgroundCheckpoints(); // after close: nothing to start
+  t.pass('closed without waiting on the worker');
+});

@@ -1,4 +1,0 @@
-// test/edge-auth-failures.test.ts again, on PostgreSQL (see run-on-postgres.ts).
-import { runOnPostgres } from './run-on-postgres.js';
-
-await runOnPostgres(() => import('../edge-auth-failures.test.js'));

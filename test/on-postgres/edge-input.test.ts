@@ -1,4 +1,0 @@
-// test/edge-input.test.ts again, on PostgreSQL (see run-on-postgres.ts).
-import { runOnPostgres } from './run-on-postgres.js';
-
-await runOnPostgres(() => import('../edge-input.test.js'));

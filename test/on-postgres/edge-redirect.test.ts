@@ -1,4 +1,0 @@
-// test/edge-redirect.test.ts again, on PostgreSQL (see run-on-postgres.ts).
-import { runOnPostgres } from './run-on-postgres.js';
-
-await runOnPostgres(() => import('../edge-redirect.test.js'));

@@ -1,0 +1,4 @@
+// test/idempotency/api.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../idempotency/api.test.js'));

@@ -1,4 +1,0 @@
-// test/posts.test.ts again, on PostgreSQL (see run-on-postgres.ts).
-import { runOnPostgres } from './run-on-postgres.js';
-
-await runOnPostgres(() => import('../posts.test.js'));

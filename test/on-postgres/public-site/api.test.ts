@@ -1,0 +1,4 @@
+// test/public-site/api.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../public-site/api.test.js'));

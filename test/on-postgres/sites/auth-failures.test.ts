@@ -1,0 +1,4 @@
+// test/sites/auth-failures.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../sites/auth-failures.test.js'));

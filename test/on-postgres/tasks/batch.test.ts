@@ -1,0 +1,4 @@
+// test/tasks/batch.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../tasks/batch.test.js'));
