@@ -26,7 +26,12 @@ export interface DbPluginOptions {
    * not), and hand its generated key to `onKey`, the one chance to show it. The server does
    * it once listening (`when: 'listen'`), so a start that cannot bind its port creates nothing.
    */
-  bootstrap?: { onKey(siteId: string, key: string): void; when?: 'ready' | 'listen' };
+  bootstrap?: {
+    onKey(siteId: string, key: string): void;
+    /** Told the first owner's email and the token of its one-time setup link (made with the first site). */
+    onOwnerSetup?(email: string, token: string): void;
+    when?: 'ready' | 'listen';
+  };
   /** SQLite's lock wait (default: the server's short one). */
   busyTimeoutMs?: number;
 }
@@ -56,6 +61,11 @@ export default fp(
       const createFirstSite = async () => {
         const created = await stores.sites.bootstrapFirstSite(siteName, bootstrapApiKey);
         if (created?.generatedKey) bootstrap.onKey(created.site.id, created.generatedKey);
+        // The first site gets its first owner: ADMIN_EMAIL, with a one-time link to set a password.
+        if (created) {
+          const token = await stores.accounts({}).bootstrapOwner(created.site.id, opts.config.adminEmail);
+          if (token) bootstrap.onOwnerSetup?.(opts.config.adminEmail, token);
+        }
       };
       if (bootstrap.when === 'listen') app.addHook('onListen', createFirstSite);
       else await createFirstSite();

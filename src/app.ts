@@ -10,6 +10,7 @@ import { jsonDepthExceeds } from './json.js';
 import { redactUrl } from './log-redact.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
+import accountsPlugin from '../plugins/accounts.js';
 import adminUiPlugin from '../plugins/admin-ui.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
@@ -26,6 +27,9 @@ import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import postRoutes from '../routes/api/v1/posts.js';
 import taskRoutes from '../routes/api/v1/tasks.js';
+import authRoutes from '../routes/api/v1/auth.js';
+import userRoutes from '../routes/api/v1/users.js';
+import keyRoutes from '../routes/api/v1/keys.js';
 import siteSettingsRoutes from '../routes/api/v1/site.js';
 import contentRoutes from '../routes/content/v1/sites.js';
 import siteRoutes from '../routes/site.js';
@@ -82,6 +86,8 @@ export function serverOptions(
     // Requests are logged with their URL: secret query parameters (a key put there) redacted.
     logger: logger && typeof logger === 'object' ? { ...logger, serializers: { req: serializeRequest, ...logger.serializers } } : logger,
     bodyLimit: JSON_BODY_LIMIT,
+    // Whether X-Forwarded-* are believed (request.ip, request.protocol: the session cookie's Secure flag).
+    trustProxy: config.trustProxy as boolean | string,
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     return503OnClosing: true,
@@ -174,6 +180,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(errorsPlugin);
   await app.register(openapiPlugin);
   await app.register(sitesPlugin, { resolveTxt: opts.resolveTxt });
+  await app.register(accountsPlugin);
   await app.register(authPlugin);
   await app.register(postsPlugin);
   await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer, embeddings: opts.embeddings });
@@ -193,6 +200,9 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
       await api.register(taskRoutes);
       await api.register(siteSettingsRoutes);
       await api.register(webhookRoutes);
+      await api.register(authRoutes);
+      await api.register(userRoutes);
+      await api.register(keyRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -71,6 +71,16 @@ export interface Config {
   readyDetails: boolean;
   /** Where knowledge files are stored (STORAGE_URL). */
   storage: StorageLocation;
+  /** PUBLIC_BASE_URL's origin when it is set: the service's own origin for the CSRF check of cookie requests (else each request's own). */
+  publicOrigin: string | null;
+  /** Whom Fastify believes about X-Forwarded-For/-Proto/-Host (TRUST_PROXY): false, true, a number of hops, or addresses/CIDRs. */
+  trustProxy: boolean | number | string;
+  /** Staff sessions end after this long without a request (SESSION_IDLE_HOURS, default 7 days), in ms. */
+  sessionIdleMs: number;
+  /** ... and this long after sign-in, whatever happens (SESSION_MAX_DAYS, default 30), in ms. */
+  sessionMaxMs: number;
+  /** The email of the owner account made at the first start, with its setup link (ADMIN_EMAIL). */
+  adminEmail: string;
 }
 
 /** A bad environment variable: the message names it so a failed start says what to fix. */
@@ -150,6 +160,26 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
  * STORAGE_URL: unset is local disk; `s3://<bucket>[/<prefix>]?endpoint=<url>&region=<region>&forcePathStyle=true`
  * an S3-compatible bucket, whose credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
  */
+/**
+ * TRUST_PROXY: unset or false trusts no proxy (the connection's own address and protocol count);
+ * true trusts any; a number trusts that many hops; else a comma-separated list of addresses or
+ * CIDR ranges of the proxies.
+ */
+function readTrustProxy(env: Env): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || /^(false|0)$/i.test(raw)) return false;
+  if (/^(true|1)$/i.test(raw) && raw !== '1') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (!/^[0-9A-Fa-f.:/, ]+$/.test(raw)) throw new ConfigError('TRUST_PROXY', `expected true, false, a number of hops or addresses/CIDRs such as 10.0.0.0/8, got "${raw}"`);
+  return raw;
+}
+
+function readAdminEmail(env: Env): string {
+  const email = readString(env, 'ADMIN_EMAIL', 'admin@example.com').toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new ConfigError('ADMIN_EMAIL', `expected an email address, got "${email}"`);
+  return email;
+}
+
 function readStorage(env: Env): StorageLocation {
   const raw = env.STORAGE_URL?.trim();
   if (!raw) return { kind: 'local' };
@@ -258,6 +288,11 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitAuthFailMax: readInt(env, 'RATE_LIMIT_AUTH_FAIL_MAX', 300, 0, 1_000_000_000),
     readyDetails: readBool(env, 'READY_DETAILS', false),
     storage: readStorage(env),
+    publicOrigin: env.PUBLIC_BASE_URL?.trim() ? new URL(readUrl(env, 'PUBLIC_BASE_URL', '')).origin : null,
+    trustProxy: readTrustProxy(env),
+    sessionIdleMs: readInt(env, 'SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 366) * 3_600_000,
+    sessionMaxMs: readInt(env, 'SESSION_MAX_DAYS', 30, 1, 366) * 86_400_000,
+    adminEmail: readAdminEmail(env),
   };
 }
 

@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   'DATABASE_UNAVAILABLE',
   'GENERATION_TIMEOUT',
   'INSUFFICIENT_STORAGE',
+  'INVALID_TOKEN',
   'STORAGE_UNAVAILABLE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -5,6 +5,8 @@ import { DataDirLockedError, lockDataDir } from './db/lock.js';
 import { maskDatabaseUrl } from './db/url.js';
 import { isDatabaseUnavailable } from './errors.js';
 import { StoreStartError } from './knowledge/storage.js';
+import { setupUrl } from './accounts/rules.js';
+import { serviceBaseUrl } from '../plugins/accounts.js';
 
 /** Time the process may take, past SHUTDOWN_TIMEOUT_MS, to close connections and the database. */
 const SHUTDOWN_MARGIN_MS = 2000;
@@ -24,6 +26,13 @@ async function main(config: Config) {
           `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
             'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
             '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
+        );
+      },
+      onOwnerSetup(email, token) {
+        // The token rides in the URL's fragment, which browsers never send: no access log holds it.
+        process.stdout.write(
+          `Owner account ${email} (ADMIN_EMAIL): set its password within 24 hours, once, at\n\n  ${setupUrl(serviceBaseUrl(config), token)}\n\n` +
+            'Lost it? blog-admin user reset-password --email ' + email + '\n\n',
         );
       },
     },

@@ -69,3 +69,7 @@ export const webhooks = pgTableOf(tables.webhooks);
 export const webhookDeliveries = pgTableOf(tables.webhookDeliveries);
 export const webhookAttempts = pgTableOf(tables.webhookAttempts);
 export const idempotencyKeys = pgTableOf(tables.idempotencyKeys);
+export const users = pgTableOf(tables.users);
+export const memberships = pgTableOf(tables.memberships);
+export const sessions = pgTableOf(tables.sessions);
+export const accountTokens = pgTableOf(tables.accountTokens);

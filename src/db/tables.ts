@@ -345,3 +345,73 @@ export const idempotencyKeys = defineTable(
   },
   (t) => [primaryKey({ columns: [t.siteId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)],
 );
+
+/*
+ * Staff accounts (people sign in; programs keep API keys). Emails are stored folded to lower
+ * case; a user without a password (null hash) has a setup link pending.
+ */
+export const users = defineTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    // argon2id (PHC string); null until the user sets one through a setup link.
+    passwordHash: text('password_hash'),
+    createdAt: timestamp('created_at').notNull(),
+    passwordChangedAt: timestamp('password_changed_at'),
+  },
+  (t) => [uniqueIndex('users_email_unique').on(t.email)],
+);
+
+/** Which sites a user belongs to, and as what: `owner` or `editor`. */
+export const memberships = defineTable(
+  'memberships',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: ['owner', 'editor'] }).notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.siteId] }), index('memberships_site_idx').on(t.siteId)],
+);
+
+/** Signed-in sessions: only the SHA-256 hash of the cookie's token is stored. */
+export const sessions = defineTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    tokenHash: text('token_hash').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.columns.id, { onDelete: 'cascade' }),
+    // The site the user works on now (switched with PUT /api/v1/auth/session/site).
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at').notNull(),
+    lastSeenAt: timestamp('last_seen_at').notNull(),
+    // The absolute end (SESSION_MAX_DAYS after sign-in); the idle end is last_seen_at + SESSION_IDLE_HOURS.
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('sessions_token_hash_unique').on(t.tokenHash), index('sessions_user_idx').on(t.userId)],
+);
+
+/** One-time links: set a first password (`setup`) or a new one (`reset`); only the hash is stored. */
+export const accountTokens = defineTable(
+  'account_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.columns.id, { onDelete: 'cascade' }),
+    purpose: text('purpose', { enum: ['setup', 'reset'] }).notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+    usedAt: timestamp('used_at'),
+  },
+  (t) => [index('account_tokens_user_idx').on(t.userId)],
+);

@@ -5,6 +5,7 @@ import type { PublicSite } from '../public-site/store.js';
 import type { SiteStore } from '../sites/store.js';
 import type { KnowledgeStores } from '../knowledge/store.js';
 import type { JobQueue } from '../jobs/store.js';
+import type { AccountStore, AccountStoreOptions } from '../accounts/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 
 /**
@@ -28,6 +29,8 @@ export interface Stores {
   // jobs and webhooks
   /** The job queue, every kind (loops take `jobs.scoped(...)`). */
   jobs: JobQueue;
+  /** Staff users, memberships, sessions and one-time links, with the session lifetimes of the configuration. */
+  accounts(options: AccountStoreOptions): AccountStore;
   /** The webhook store, with the plugin's options (clock, retries, the delivery loop's wake). */
   webhooks(options: WebhookStoreOptions): WebhookStore;
 }

@@ -11,6 +11,9 @@ import { PublicSite } from '../public-site/store.js';
 import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// accounts
+import { postgresAccounts } from '../accounts/postgres.js';
+import { AccountStore } from '../accounts/store.js';
 // jobs and webhooks
 import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
 import { JobQueue } from '../jobs/store.js';
@@ -26,6 +29,8 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   // public site and idempotency keys
   publicSite: postgresPublicSite,
   idempotency: postgresIdempotency,
+  // accounts
+  accounts: postgresAccounts,
   // sites
   sites: postgresSites,
   // knowledge
@@ -54,6 +59,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
     knowledge: knowledgeStores(db),
     // jobs and webhooks: other instances may share the database; their running jobs are alive.
     jobs: new JobQueue(db, { soleWorker: false }),
+    accounts: (options) => new AccountStore(db, options),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
   };
 }

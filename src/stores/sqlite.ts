@@ -11,6 +11,9 @@ import { PublicSite } from '../public-site/store.js';
 import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+// accounts
+import { sqliteAccounts } from '../accounts/sqlite.js';
+import { AccountStore } from '../accounts/store.js';
 // jobs and webhooks
 import { sqliteAfterCommit, sqliteJobs } from '../jobs/sqlite.js';
 import { JobQueue } from '../jobs/store.js';
@@ -26,6 +29,8 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   // public site and idempotency keys
   publicSite: sqlitePublicSite,
   idempotency: sqliteIdempotency,
+  // accounts
+  accounts: sqliteAccounts,
   // sites
   sites: sqliteSites,
   // knowledge
@@ -52,6 +57,7 @@ export function sqliteStores(handle: DbHandle): Stores {
     knowledge: knowledgeStores(db, sqliteKnowledgeOptions),
     // jobs and webhooks: one server per data folder (its lock), so it alone runs the jobs.
     jobs: new JobQueue(db, { soleWorker: true }),
+    accounts: (options) => new AccountStore(db, options),
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
   };
 }

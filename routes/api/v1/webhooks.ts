@@ -24,6 +24,8 @@ const tags = ['webhooks'];
 export default async function webhookRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
+  // Webhooks are owners' business (an API key acts as owner).
+  app.addHook('onRequest', app.requireOwner);
 
   app.post(
     '/webhooks',

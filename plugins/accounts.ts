@@ -1,0 +1,62 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../src/config.js';
+import { cookieMaxAgeSeconds, SignInThrottle } from '../src/accounts/rules.js';
+import type { AccountStore, NewSession } from '../src/accounts/store.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Staff users, memberships, sessions and one-time links. */
+    accounts: AccountStore;
+    /** Failed sign-ins per email and per client address (in this process). */
+    signInThrottle: SignInThrottle;
+    /** Sets the session cookie of a new session on the reply. */
+    setSessionCookie(request: FastifyRequest, reply: FastifyReply, session: NewSession): void;
+    clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void;
+    /** Where the service's own pages are (setup links point there). */
+    serviceBaseUrl: string;
+  }
+}
+
+export const SESSION_COOKIE = 'blog_session';
+
+/**
+ * The base of links to the service's own pages (the admin UI): PUBLIC_BASE_URL's origin when
+ * set, else http://HOST:PORT (localhost for a wildcard HOST).
+ */
+export function serviceBaseUrl(config: Pick<Config, 'publicOrigin' | 'host' | 'port'>): string {
+  if (config.publicOrigin) return config.publicOrigin;
+  const host = config.host === '0.0.0.0' || config.host === '::' || config.host === '' ? 'localhost' : config.host;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.port}`;
+}
+
+export default fp(
+  async function accountsPlugin(app: FastifyInstance) {
+    const { config } = app;
+    await app.register(cookie);
+    const accounts = app.stores.accounts({ lifetimes: { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs } });
+    app.decorate<AccountStore>('accounts', accounts);
+    app.decorate('signInThrottle', new SignInThrottle());
+    app.decorate('serviceBaseUrl', serviceBaseUrl(config));
+
+    const cookieOptions = (request: FastifyRequest) => ({
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax' as const,
+      // request.protocol follows X-Forwarded-Proto only when TRUST_PROXY trusts the proxy.
+      secure: request.protocol === 'https',
+    });
+    app.decorate('setSessionCookie', (request: FastifyRequest, reply: FastifyReply, session: NewSession) => {
+      const now = Date.now();
+      reply.setCookie(SESSION_COOKIE, session.token, {
+        ...cookieOptions(request),
+        maxAge: cookieMaxAgeSeconds({ expiresAt: session.expiresAt } as Parameters<typeof cookieMaxAgeSeconds>[0], now),
+      });
+    });
+    app.decorate('clearSessionCookie', (request: FastifyRequest, reply: FastifyReply) => {
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+    });
+  },
+  { name: 'accounts', dependencies: ['db'] },
+);

@@ -1,0 +1,114 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../../src/errors.js';
+import { errorResponses } from '../../../src/schemas/common.js';
+import { ChangePasswordBody, MessageResponse, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
+
+const tags = ['auth'];
+
+/** Signing in and out, the session, one-time setup links and password changes of staff users. */
+export default async function authRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post(
+    '/auth/sign-in',
+    {
+      schema: {
+        tags,
+        operationId: 'signIn',
+        summary: 'Sign in with email and password (sets the blog_session cookie)',
+        description: 'One answer (401) for an unknown email and a wrong password. After 5 failures for one email (or 20 from one address) within 15 minutes, 429 with Retry-After.',
+        security: [],
+        body: SignInBody,
+        response: { 200: SignedInResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      app.checkOrigin(request, false);
+      const email = request.body.email.trim().toLowerCase();
+      const throttle = app.signInThrottle;
+      const retryAfter = throttle.retryAfter(email, request.ip);
+      if (retryAfter > 0) {
+        request.log.warn({ email, address: request.ip, retryAfter }, 'sign-in refused: too many failures');
+        reply.header('Retry-After', String(retryAfter));
+        throw new AppError(429, 'RATE_LIMITED', `Too many failed sign-ins: try again in ${retryAfter} s`, { retryAfter });
+      }
+      let session;
+      try {
+        session = await app.accounts.signIn(email, request.body.password);
+      } catch (error) {
+        if (error instanceof AppError && error.statusCode === 401) {
+          throttle.fail(email, request.ip);
+          request.log.warn({ email, address: request.ip }, 'sign-in failed');
+        }
+        throw error;
+      }
+      throttle.succeed(email);
+      request.log.info({ userId: session.auth.userId }, 'signed in');
+      app.setSessionCookie(request, reply, session);
+      return { success: true as const, data: { message: 'Signed in', session: await app.accounts.describe(session.auth) } };
+    },
+  );
+
+  app.get(
+    '/auth/session',
+    { onRequest: app.requireSession, schema: { tags, operationId: 'getSession', summary: 'The signed-in user, the current site and role', response: { 200: SessionResponse, ...errorResponses } } },
+    async (request) => ({ success: true as const, data: { session: await app.accounts.describe(request.session!) } }),
+  );
+
+  app.post(
+    '/auth/sign-out',
+    { onRequest: app.requireSession, schema: { tags, operationId: 'signOut', summary: 'End the session (on the server too) and clear its cookie', response: { 200: MessageResponse, ...errorResponses } } },
+    async (request, reply) => {
+      await app.accounts.signOut(request.session!.sessionId);
+      app.clearSessionCookie(request, reply);
+      return { success: true as const, data: { message: 'Signed out' } };
+    },
+  );
+
+  app.put(
+    '/auth/session/site',
+    {
+      onRequest: app.requireSession,
+      schema: { tags, operationId: 'switchSite', summary: 'Switch the session to another site of the user', body: SwitchSiteBody, response: { 200: SessionResponse, ...errorResponses } },
+    },
+    async (request) => {
+      const auth = await app.accounts.switchSite(request.session!, request.body.siteId);
+      return { success: true as const, data: { session: await app.accounts.describe(auth) } };
+    },
+  );
+
+  app.post(
+    '/auth/setup',
+    {
+      schema: {
+        tags,
+        operationId: 'setUpPassword',
+        summary: 'Use a one-time setup or reset link: set the password and sign in',
+        description: 'The link works once, within 24 hours (400 INVALID_TOKEN otherwise). Every other session of the user ends.',
+        security: [],
+        body: SetupBody,
+        response: { 200: SignedInResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      app.checkOrigin(request, false);
+      const session = await app.accounts.useLink(request.body.token, request.body.password);
+      request.log.info({ userId: session.auth.userId }, 'password set through a one-time link');
+      app.setSessionCookie(request, reply, session);
+      return { success: true as const, data: { message: 'Password set: you are signed in', session: await app.accounts.describe(session.auth) } };
+    },
+  );
+
+  app.post(
+    '/auth/password',
+    {
+      onRequest: app.requireSession,
+      schema: { tags, operationId: 'changePassword', summary: "Change the signed-in user's password (ends the user's other sessions)", body: ChangePasswordBody, response: { 200: MessageResponse, ...errorResponses } },
+    },
+    async (request) => {
+      await app.accounts.changePassword(request.session!, request.body.currentPassword, request.body.newPassword);
+      return { success: true as const, data: { message: 'Password changed: your other sessions have ended' } };
+    },
+  );
+}

@@ -1,0 +1,53 @@
+import type { AccountTokenRow, MembershipRow, SessionRow, UserRow } from '../db/schema.js';
+import type { Member, MemberSite, Role, SessionFound } from './rules.js';
+
+/**
+ * What the account store asks its database (see src/db/steps.ts). Times are Dates. Checks that
+ * must hold across writers (a site keeps an owner) lock the site's row first (`sites.lock`).
+ */
+export interface AccountPort {
+  // ---- users
+  userByEmail(email: string): UserRow | undefined;
+  userById(userId: string): UserRow | undefined;
+  insertUser(row: UserRow): void;
+  setPassword(userId: string, passwordHash: string, at: Date): void;
+  /** Deletes the user (memberships, sessions and links with it); false when there was none. */
+  deleteUser(userId: string): boolean;
+  /** Every user, oldest first. */
+  listUsers(): UserRow[];
+
+  // ---- memberships
+  /** The user's sites, oldest membership first. */
+  sitesOf(userId: string): MemberSite[];
+  roleOn(userId: string, siteId: string): Role | undefined;
+  insertMembership(row: MembershipRow): void;
+  setRole(userId: string, siteId: string, role: Role): void;
+  deleteMembership(userId: string, siteId: string): boolean;
+  /** The site's members, oldest first. */
+  membersOf(siteId: string): Member[];
+  countOwners(siteId: string): number;
+
+  // ---- sessions
+  insertSession(row: SessionRow): void;
+  /** A session by its token's hash, with its user's email, its site and the user's role there. */
+  sessionByHash(tokenHash: string): SessionFound | undefined;
+  touchSession(sessionId: string, at: Date): void;
+  setSessionSite(sessionId: string, siteId: string): void;
+  deleteSession(sessionId: string): void;
+  /** Ends the user's sessions: all, all but `exceptId`, or (with `siteId`) those on one site. */
+  deleteSessionsOf(userId: string, exceptId: string | null, siteId: string | null): void;
+
+  // ---- one-time links
+  insertToken(row: AccountTokenRow): void;
+  tokenByHash(tokenHash: string): AccountTokenRow | undefined;
+  /** Marks the link used, if it is still unused and unexpired at `at`; false otherwise (its one use is taken). */
+  useToken(tokenHash: string, at: Date): boolean;
+  /** Ends the user's other unused links (a new one replaces them). */
+  dropTokensOf(userId: string): void;
+}
+
+declare module '../db/steps.js' {
+  interface Ports {
+    accounts: AccountPort;
+  }
+}

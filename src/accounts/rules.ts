@@ -1,0 +1,208 @@
+import { hash, randomBytes, randomUUID } from 'node:crypto';
+import type { AccountTokenRow, SessionRow, UserRow } from '../db/schema.js';
+import { AppError, validationError } from '../errors.js';
+
+/*
+ * The rules of staff accounts: what an email and a password must be, how tokens are made and
+ * stored, how long sessions and links live, who may do what, and when sign-in waits. Pure: the
+ * store (store.ts) applies them; its adapters only read and write rows.
+ */
+
+export const ROLES = ['owner', 'editor'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** One site of a user, as the session shows it. */
+export interface MemberSite {
+  id: string;
+  name: string;
+  handle: string;
+  role: Role;
+}
+
+/** A member of a site, as the users list shows it (`active`: a password is set). */
+export interface Member {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: Date;
+  active: boolean;
+}
+
+/** A session found by its token, with what a request needs of its user and current site. */
+export interface SessionFound {
+  session: SessionRow;
+  email: string;
+  site: { id: string; name: string; handle: string };
+  /** The user's role on the session's site; null when the membership is gone. */
+  role: Role | null;
+}
+
+/** Who a valid session cookie authenticates (what the auth plugin puts on the request). */
+export interface SessionAuth {
+  sessionId: string;
+  userId: string;
+  email: string;
+  site: { id: string; name: string; handle: string };
+  role: Role;
+}
+
+/** What GET /api/v1/auth/session answers. */
+export interface SessionView {
+  user: { id: string; email: string };
+  site: { id: string; name: string; handle: string };
+  role: Role;
+  sites: MemberSite[];
+}
+
+export const MIN_PASSWORD_LENGTH = 10;
+/** Longer passwords are refused before hashing: argon2 of a megabyte would be a free denial of service. */
+export const MAX_PASSWORD_LENGTH = 1024;
+const MAX_EMAIL_LENGTH = 254;
+// One @, something on each side, a dot in the domain, no spaces: the rest is the mail server's business.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** An email as stored and compared: trimmed and folded to lower case; 400 when it is not one. */
+export function normalizeEmail(raw: string, field = 'email'): string {
+  const email = raw.trim().toLowerCase();
+  if (email.length > MAX_EMAIL_LENGTH || !EMAIL.test(email)) {
+    throw validationError(`${field} must be an email address`, [{ path: `/body/${field}`, message: 'must be an email address' }]);
+  }
+  return email;
+}
+
+/** A new password must be 10-1024 characters; 400 otherwise. */
+export function checkNewPassword(password: string, field = 'password'): string {
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+    const message = `must be ${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters`;
+    throw validationError(`${field} ${message}`, [{ path: `/body/${field}`, message }]);
+  }
+  return password;
+}
+
+export function checkRole(role: string): Role {
+  if (!(ROLES as readonly string[]).includes(role)) throw validationError(`role must be one of ${ROLES.join(', ')}`, [{ path: '/body/role', message: 'must be owner or editor' }]);
+  return role as Role;
+}
+
+/** A new session or link token: 32 random bytes, base64url. Shown once (cookie, link), stored only as a hash. */
+export const newToken = () => randomBytes(32).toString('base64url');
+export const hashToken = (token: string) => hash('sha256', token, 'hex');
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+/** Setup and reset links work once, within this long. */
+export const LINK_LIFETIME_MS = DAY_MS;
+/** `last_seen_at` moves at most this often (a write per request would be a write per request). */
+export const TOUCH_INTERVAL_MS = 60_000;
+
+/** How long sessions live (SESSION_IDLE_HOURS, SESSION_MAX_DAYS). */
+export interface SessionLifetimes {
+  idleMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_LIFETIMES: SessionLifetimes = { idleMs: 7 * DAY_MS, maxMs: 30 * DAY_MS };
+
+/** Whether a session is still good at `now`: before its absolute end and not idle too long. */
+export const sessionAlive = (session: SessionRow, now: number, lifetimes: SessionLifetimes) =>
+  now < session.expiresAt.getTime() && now < session.lastSeenAt.getTime() + lifetimes.idleMs;
+
+export const needsTouch = (session: SessionRow, now: number) => now - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS;
+
+/** How long the cookie may be kept by the browser: the session's absolute end, in seconds from now. */
+export const cookieMaxAgeSeconds = (session: SessionRow, now: number) => Math.max(0, Math.floor((session.expiresAt.getTime() - now) / 1000));
+
+export function newSessionRow(userId: string, siteId: string, tokenHash: string, now: Date, lifetimes: SessionLifetimes): SessionRow {
+  return { id: randomUUID(), tokenHash, userId, siteId, createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + lifetimes.maxMs) };
+}
+
+export function newUserRow(email: string, now: Date): UserRow {
+  return { id: randomUUID(), email, passwordHash: null, createdAt: now, passwordChangedAt: null };
+}
+
+export function newTokenRow(userId: string, purpose: 'setup' | 'reset', tokenHash: string, now: Date): AccountTokenRow {
+  return { tokenHash, userId, purpose, createdAt: now, expiresAt: new Date(now.getTime() + LINK_LIFETIME_MS), usedAt: null };
+}
+
+/** Whether a link token can still be used at `now`. */
+export const tokenUsable = (row: AccountTokenRow | undefined, now: number): row is AccountTokenRow => row !== undefined && row.usedAt === null && now < row.expiresAt.getTime();
+
+/** Where a one-time link leads: the token in the fragment, which no server (nor its access log) receives. */
+export const setupUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, '')}/admin/setup#token=${token}`;
+
+// ---- errors
+
+export const SIGN_IN_FAILED = 'Email or password is wrong';
+export const signInFailed = () => new AppError(401, 'UNAUTHORIZED', SIGN_IN_FAILED);
+export const invalidToken = () => new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used: ask an owner for a new one');
+export const forbidden = (message = 'Your role on this site does not allow this: an owner of the site may do it') => new AppError(403, 'FORBIDDEN', message);
+export const lastOwner = () => new AppError(409, 'CONFLICT', 'A site keeps at least one owner: make another member owner first');
+
+// ---- sign-in throttling
+
+/** Failed sign-ins in a window: per email (5) and per client address (20), 15 minutes. */
+export interface ThrottleLimits {
+  perEmail: number;
+  perAddress: number;
+  windowMs: number;
+}
+
+export const DEFAULT_THROTTLE: ThrottleLimits = { perEmail: 5, perAddress: 20, windowMs: 15 * 60_000 };
+
+/** Most emails and addresses remembered at once: the oldest are forgotten first past it. */
+const MAX_TRACKED = 100_000;
+
+/**
+ * Failed sign-ins by email and by address, in this process's memory (see the README: each
+ * instance counts its own). After `limit` failures within the window, the next attempt waits
+ * until the oldest failure leaves the window.
+ */
+export class SignInThrottle {
+  private readonly byEmail = new Map<string, number[]>();
+  private readonly byAddress = new Map<string, number[]>();
+
+  constructor(
+    readonly limits: ThrottleLimits = DEFAULT_THROTTLE,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Seconds to wait before another attempt for this email from this address; 0: go ahead. */
+  retryAfter(email: string, address: string): number {
+    const now = this.now();
+    return Math.max(this.wait(this.byEmail, email, this.limits.perEmail, now), this.wait(this.byAddress, address, this.limits.perAddress, now));
+  }
+
+  fail(email: string, address: string): void {
+    const now = this.now();
+    this.record(this.byEmail, email, now);
+    this.record(this.byAddress, address, now);
+  }
+
+  /** A right password clears the email's failures (not the address's). */
+  succeed(email: string): void {
+    this.byEmail.delete(email);
+  }
+
+  private recent(map: Map<string, number[]>, key: string, now: number): number[] {
+    const times = (map.get(key) ?? []).filter((at) => now - at < this.limits.windowMs);
+    if (times.length === 0) map.delete(key);
+    else map.set(key, times);
+    return times;
+  }
+
+  private wait(map: Map<string, number[]>, key: string, limit: number, now: number): number {
+    if (limit <= 0) return 0;
+    const times = this.recent(map, key, now);
+    if (times.length < limit) return 0;
+    const oldest = times[times.length - limit]!;
+    return Math.max(1, Math.ceil((oldest + this.limits.windowMs - now) / 1000));
+  }
+
+  private record(map: Map<string, number[]>, key: string, now: number): void {
+    const times = this.recent(map, key, now);
+    // Re-inserted last: the map's order is the order of last failure, for forgetting the oldest.
+    map.delete(key);
+    map.set(key, [...times, now]);
+    if (map.size > MAX_TRACKED) map.delete(map.keys().next().value!);
+  }
+}

@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_PASSWORD_LENGTH } from '../accounts/rules.js';
+import { StringEnum, Timestamp, envelope } from './common.js';
+
+export const Role = StringEnum(['owner', 'editor'], '`owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats');
+
+const SiteOfSession = Type.Object({ id: Type.String(), name: Type.String(), handle: Type.String() });
+
+export const Session = Type.Object({
+  user: Type.Object({ id: Type.String(), email: Type.String() }),
+  site: SiteOfSession,
+  role: Role,
+  sites: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), handle: Type.String(), role: Role }), { description: 'Every site of the user' }),
+});
+
+// Lengths are checked by the store (one message for every too-short password); these bound the body only.
+const Password = Type.String({ maxLength: MAX_PASSWORD_LENGTH });
+
+export const SignInBody = Type.Object({ email: Type.String({ maxLength: 320 }), password: Password });
+export const SetupBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 200, description: 'The token of the setup or reset link (after #token=)' }),
+  password: Type.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'The new password: at least 10 characters' }),
+});
+export const ChangePasswordBody = Type.Object({ currentPassword: Password, newPassword: Password });
+export const SwitchSiteBody = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const SessionResponse = envelope(Type.Object({ session: Session }));
+export const SignedInResponse = envelope(Type.Object({ message: Type.String(), session: Session }));
+export const MessageResponse = envelope(Type.Object({ message: Type.String() }));
+
+export const User = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Role,
+  createdAt: Timestamp,
+  active: Type.Boolean({ description: 'Whether the user has set a password (else a setup link is pending)' }),
+});
+
+export const UserListResponse = envelope(Type.Object({ users: Type.Array(User) }));
+export const CreateUserBody = Type.Object({ email: Type.String({ maxLength: 320 }), role: Role });
+export const PatchUserBody = Type.Object({ role: Role });
+export const UserCreatedResponse = envelope(
+  Type.Object({
+    message: Type.String(),
+    user: User,
+    setupUrl: Type.Union([Type.String(), Type.Null()], { description: 'A one-time link (24 hours) for a new user to set a password; null for a user who has one' }),
+  }),
+);
+export const UserResponse = envelope(Type.Object({ message: Type.String(), user: User }));
+export const SetupUrlResponse = envelope(Type.Object({ message: Type.String(), setupUrl: Type.String({ description: 'A one-time link, valid 24 hours' }) }));
+
+export const ApiKey = Type.Object({
+  id: Type.String(),
+  prefix: Type.String({ description: 'The first characters of the key' }),
+  createdAt: Timestamp,
+  lastUsedAt: Type.Union([Timestamp, Type.Null()], { description: 'Not recorded yet: always null' }),
+  revokedAt: Type.Union([Timestamp, Type.Null()]),
+});
+export const KeyListResponse = envelope(Type.Object({ keys: Type.Array(ApiKey) }));
+export const KeyCreatedResponse = envelope(Type.Object({ message: Type.String(), key: ApiKey, apiKey: Type.String({ description: 'The whole key, shown this once' }) }));
+export const KeyRevokedResponse = envelope(Type.Object({ message: Type.String(), key: ApiKey }));
