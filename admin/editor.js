@@ -30,6 +30,8 @@ export async function render(main, ctx) {
   const category = h('input', { type: 'text', value: post ? post.category || '' : '' });
   const slug = h('input', { type: 'text', value: post ? post.slug : '', pattern: '[a-z0-9]+(-[a-z0-9]+)*', autocapitalize: 'off', spellcheck: 'false' });
 
+  const slugField = field('Slug', slug, 'The address of the post: a-z, 0-9 and hyphens. A published post’s old address redirects.');
+  slugField.hidden = isNew;
   const previewBody = h('div', { class: 'preview-body post-body' });
   const preview = h('section', { class: 'preview', 'aria-labelledby': 'preview-heading' }, h('h2', { id: 'preview-heading' }, 'Preview'), previewBody);
 
@@ -65,7 +67,7 @@ export async function render(main, ctx) {
       field('Description', description, 'A sentence or two for lists, feeds and search engines.'),
       field('Tags', tags, 'Separated by commas.'),
       field('Category', category),
-      isNew ? null : field('Slug', slug, 'The address of the post: a-z, 0-9 and hyphens. A published post’s old address redirects.'),
+      slugField,
       message.el,
       actions,
     ),
@@ -74,7 +76,7 @@ export async function render(main, ctx) {
 
   function fields() {
     const body = { title: title.value.trim(), content: content.value, description: orNull(description.value), tags: tagList(tags.value), category: orNull(category.value.trim()) };
-    if (!isNew && slug.value.trim() && slug.value.trim() !== post.slug) body.slug = slug.value.trim();
+    if (post && slug.value.trim() && slug.value.trim() !== post.slug) body.slug = slug.value.trim();
     return body;
   }
 
@@ -96,6 +98,7 @@ export async function render(main, ctx) {
       post = (await api('PATCH', `/posts/${encodeURIComponent(post.id)}`, body)).post;
     }
     slug.value = post.slug;
+    slugField.hidden = false;
     drawState();
   }
 

@@ -29,5 +29,4 @@ export function render(main, ctx) {
     }
   });
   main.append(heading('Sign in'), form);
-  email.focus();
 }
