@@ -21,14 +21,14 @@ const HOSTILE = {
     `<iframe src="javascript:${PWN}"></iframe>`,
     `<details open ontoggle="${PWN}">x</details>`,
   ].join('\n\n'),
-  category: `"><img src=x onerror="${PWN}">`,
-  tags: [`<b onmouseover="${PWN}">tag</b>`],
+  category: '"><img src=x onerror="alert(1)">',
+  tags: ['<b onmouseover="alert(1)">tag</b>'],
 };
 
 t.test('hostile post content never runs in the admin UI', { skip: noChromium }, async (t) => {
   const ctx = await buildTestApp(t);
   const created = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { ...HOSTILE, isDraft: true } });
-  t.equal(created.statusCode, 201);
+  t.equal(created.statusCode, 201, created.body);
   const postId = created.json().data.post.id;
   const token = await invite(t, ctx, 'owner@example.com');
   const b = await openBrowser(t, ctx);
