@@ -30,8 +30,9 @@ export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   const origin = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
   const tmp = tempDataDir(t);
-  const shots = path.join(tmp, 'screenshots');
-  fs.mkdirSync(shots);
+  // ADMIN_UI_SHOTS keeps them somewhere to look at; by default they go with the temporary folder.
+  const shots = process.env.ADMIN_UI_SHOTS || path.join(tmp, 'screenshots');
+  fs.mkdirSync(shots, { recursive: true });
   const context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
     executablePath,
     headless: true,

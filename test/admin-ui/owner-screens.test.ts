@@ -98,6 +98,22 @@ t.test('owner screens in Chromium', { skip: noChromium }, async (t) => {
   t.ok((await page.getByRole('alert').textContent())!.length > 0, 'a refused change shows the API’s message');
   await shoot(t, b, 'settings');
 
+  // A batch for the future stays pending; one of its tasks is cancelled.
+  await nav.getByRole('link', { name: 'Batches' }).click();
+  await page.getByLabel('Topics').fill('Winter herons\nSpring herons');
+  await page.getByLabel('Start').fill('2099-01-01T09:00');
+  await page.getByLabel('End').fill('2099-01-31T09:00');
+  await page.getByRole('button', { name: 'Schedule' }).click();
+  const progress = page.locator('section[aria-labelledby="progress-heading"]');
+  await progress.getByText('0 of 2 done').waitFor();
+  const winter = progress.locator('li', { hasText: 'Winter herons' });
+  t.match(await winter.textContent(), /Pending.*due .*2099/, 'the task waits for its date');
+  await winter.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel task' }).click();
+  await progress.locator('li[data-status="cancelled"]', { hasText: 'Winter herons' }).waitFor();
+  t.equal(await progress.locator('li[data-status="pending"]').count(), 1, 'the other task still waits');
+  t.equal(await page.getByRole('progressbar').getAttribute('aria-valuenow'), '1', 'a cancelled task counts as done');
+
   t.same(b.problems.filter((p) => !/status of (400|401)/.test(p)), [], 'no console errors, page errors or failed requests');
   t.same(b.dialogs, [], 'no JavaScript dialogs');
   t.same(b.requests.filter((url) => !url.startsWith(`${origin}/`)), [], 'every request goes to the service itself');
