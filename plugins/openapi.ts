@@ -88,11 +88,24 @@ export default fp(
           { name: 'tasks', description: 'Scheduled batch generation tasks' },
           { name: 'site', description: 'The settings of the key’s site' },
           { name: 'webhooks', description: 'Signed (Standard Webhooks) notifications of post, task and knowledge events, retried for a day' },
+          { name: 'auth', description: 'Staff sign-in: sessions (the blog_session cookie), one-time setup links, passwords' },
+          { name: 'users', description: 'The staff of the site and their roles (owners only)' },
+          { name: 'keys', description: 'The API keys of the site (owners only)' },
           { name: 'content', description: 'Published posts for front ends, without a key' },
           { name: 'health', description: 'Liveness and readiness probes' },
         ],
-        components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of a site' } } },
-        security: [{ bearerAuth: [] }],
+        components: {
+          securitySchemes: {
+            bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of a site (acts as its owner)' },
+            sessionCookie: {
+              type: 'apiKey',
+              in: 'cookie',
+              name: 'blog_session',
+              description: "A staff session (POST /api/v1/auth/sign-in); state-changing requests must come from the service's own origin (Origin or Referer)",
+            },
+          },
+        },
+        security: [{ bearerAuth: [] }, { sessionCookie: [] }],
       },
       transform({ schema, url, route }) {
         if (!schema) return { schema, url };

@@ -48,12 +48,30 @@ const OPERATION_IDS = {
   'POST /api/v1/webhooks/{id}/rotate-secret': 'rotateWebhookSecret',
   'GET /api/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry': 'retryWebhookDelivery',
+  'POST /api/v1/auth/sign-in': 'signIn',
+  'GET /api/v1/auth/session': 'getSession',
+  'POST /api/v1/auth/sign-out': 'signOut',
+  'PUT /api/v1/auth/session/site': 'switchSite',
+  'POST /api/v1/auth/setup': 'setUpPassword',
+  'POST /api/v1/auth/password': 'changePassword',
+  'GET /api/v1/users': 'listUsers',
+  'POST /api/v1/users': 'addUser',
+  'PATCH /api/v1/users/{id}': 'updateUser',
+  'DELETE /api/v1/users/{id}': 'removeUser',
+  'POST /api/v1/users/{id}/reset': 'resetUserPassword',
+  'GET /api/v1/keys': 'listKeys',
+  'POST /api/v1/keys': 'createKey',
+  'DELETE /api/v1/keys/{id}': 'revokeKey',
   'GET /content/v1/sites/{handle}/posts': 'listPublicPosts',
   'GET /content/v1/sites/{handle}/posts/{slug}': 'getPublicPost',
 };
 
 /** Actions that take no body (POST because they change something). */
-const BODYLESS = new Set(['POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
+const BODYLESS = new Set([
+  'POST /api/v1/auth/sign-out',
+  'POST /api/v1/users/{id}/reset',
+  'POST /api/v1/keys',
+  'POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
 
 async function servedDocument(t: Test): Promise<Document> {
   const ctx = await buildTestApp(t);

@@ -10,6 +10,8 @@ import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
 import { MigrationError, migrateToPostgres, reportLines } from './migrate.js';
 import { domainState } from '../sites/domains.js';
+import { setupUrl, type Role } from '../accounts/rules.js';
+import { serviceBaseUrl } from '../../plugins/accounts.js';
 
 const USAGE = `Usage: blog-admin <command> [--json]
 
@@ -25,6 +27,17 @@ const USAGE = `Usage: blog-admin <command> [--json]
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
+  user create --site <siteId> --email <email> [--role owner|editor] [--password-stdin]
+                                add a staff user to a site (default role editor); without
+                                --password-stdin it prints a one-time setup link (24 hours)
+  user list [--site <siteId>]   list staff users (of one site)
+  user set-role --site <siteId> --email <email> --role owner|editor
+                                change a user's role on a site (a site keeps one owner)
+  user remove --email <email> [--site <siteId>]
+                                remove a user from a site (its sessions there end), or without
+                                --site delete the user altogether
+  user reset-password --email <email>
+                                print a one-time link to set a new password (24 hours)
   migrate-to-postgres --to postgres://user:password@host:5432/database
                                 copy this SQLite site (DATA_DIR's database, server stopped) into
                                 an empty PostgreSQL database, with the same ids and keys; with
@@ -95,6 +108,9 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         to: { type: 'string' },
         json: { type: 'boolean' },
         dns: { type: 'boolean' },
+        email: { type: 'string' },
+        role: { type: 'string' },
+        'password-stdin': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
@@ -132,8 +148,75 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   await app.register(sitesPlugin);
   await app.ready();
   const { sites } = app;
+  const accounts = app.stores.accounts({});
+  const link = (token: string) => setupUrl(serviceBaseUrl(config), token);
+  const needEmail = () => {
+    if (!values.email) throw new UsageError(`${command} needs --email <email>`);
+    return values.email;
+  };
+  const needSite = () => {
+    if (!values.site) throw new UsageError(`${command} needs --site <siteId>`);
+    return values.site;
+  };
+  const needRole = (fallback?: Role): Role => {
+    const role = values.role ?? fallback;
+    if (role !== 'owner' && role !== 'editor') throw new UsageError(`${command} needs --role owner or --role editor`);
+    return role;
+  };
   try {
     switch (command) {
+      case 'user create': {
+        const siteId = needSite();
+        const email = needEmail();
+        const role = needRole('editor');
+        const password = values['password-stdin'] ? await firstLine(input.stdin ?? process.stdin) : undefined;
+        const { user, setupToken } = await accounts.addMember(siteId, email, role, password);
+        const setupLink = setupToken ? link(setupToken) : null;
+        if (values.json) return json({ user, setupUrl: setupLink });
+        out(`user ${user.id}  ${user.email}  ${role}`);
+        if (setupLink) out(`setup link (once, 24 hours): ${setupLink}`);
+        return;
+      }
+      case 'user list': {
+        const all = await accounts.listUsers();
+        const listed = all
+          .map(({ user, sites: memberOf }) => ({ user, sites: values.site ? memberOf.filter((site) => site.id === values.site) : memberOf }))
+          .filter((entry) => !values.site || entry.sites.length > 0);
+        if (values.json) {
+          return json(listed.map(({ user, sites: memberOf }) => ({ id: user.id, email: user.email, active: user.passwordHash !== null, createdAt: user.createdAt, sites: memberOf })));
+        }
+        if (listed.length === 0) return out('No users: blog-admin user create --site <siteId> --email <email>');
+        const rows = listed.map(({ user, sites: memberOf }) => [
+          user.id,
+          user.email,
+          user.passwordHash !== null ? 'active' : 'setup pending',
+          memberOf.map((site) => `${site.handle}:${site.role}`).join(', ') || '-',
+        ]);
+        for (const line of table(['ID', 'EMAIL', 'STATE', 'SITES'], rows)) out(line);
+        return;
+      }
+      case 'user set-role': {
+        const siteId = needSite();
+        const user = await accounts.userByEmail(needEmail());
+        const changed = await accounts.setRole(siteId, user.id, needRole());
+        if (values.json) return json(changed);
+        out(`${changed.email} is now ${changed.role}`);
+        return;
+      }
+      case 'user remove': {
+        const user = await accounts.userByEmail(needEmail());
+        if (values.site) await accounts.removeMember(values.site, user.id);
+        else await accounts.deleteUser(user.id);
+        if (values.json) return json({ removed: user.id, site: values.site ?? null });
+        out(values.site ? `removed ${user.email} from ${values.site}` : `deleted ${user.email}`);
+        return;
+      }
+      case 'user reset-password': {
+        const token = await accounts.resetLinkByEmail(needEmail());
+        if (values.json) return json({ setupUrl: link(token) });
+        out(`link (once, 24 hours): ${link(token)}`);
+        return;
+      }
       case 'site create': {
         if (!values.name) throw new UsageError('site create needs --name "Name"');
         const { site, key } = await sites.create(values.name);

@@ -58,6 +58,11 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.webhookDeliveries, pg: pg.webhookDeliveries, key: ['id'], identity: 'rowid' },
   { sqlite: lite.webhookAttempts, pg: pg.webhookAttempts, key: ['id'], identity: 'id' },
   { sqlite: lite.idempotencyKeys, pg: pg.idempotencyKeys, key: ['siteId', 'key'] },
+  // Staff accounts: people keep their passwords, roles, sessions and pending links.
+  { sqlite: lite.users, pg: pg.users, key: ['id'] },
+  { sqlite: lite.memberships, pg: pg.memberships, key: ['userId', 'siteId'] },
+  { sqlite: lite.sessions, pg: pg.sessions, key: ['id'] },
+  { sqlite: lite.accountTokens, pg: pg.accountTokens, key: ['tokenHash'] },
 ];
 
 /**

@@ -16,13 +16,13 @@ export const Session = Type.Object({
 // Lengths are checked by the store (one message for every too-short password); these bound the body only.
 const Password = Type.String({ maxLength: MAX_PASSWORD_LENGTH });
 
-export const SignInBody = Type.Object({ email: Type.String({ maxLength: 320 }), password: Password });
+export const SignInBody = Type.Object({ email: Type.String({ maxLength: 320 }), password: Password }, { examples: [{ email: 'owner@example.com', password: 'correct horse battery' }] });
 export const SetupBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 200, description: 'The token of the setup or reset link (after #token=)' }),
   password: Type.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'The new password: at least 10 characters' }),
-});
-export const ChangePasswordBody = Type.Object({ currentPassword: Password, newPassword: Password });
-export const SwitchSiteBody = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 100 }) });
+}, { examples: [{ token: 'the token after #token= in the link', password: 'correct horse battery' }] });
+export const ChangePasswordBody = Type.Object({ currentPassword: Password, newPassword: Password }, { examples: [{ currentPassword: 'correct horse battery', newPassword: 'staple battery horse correct' }] });
+export const SwitchSiteBody = Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 100 }) }, { examples: [{ siteId: '5f0c6f0e-8d3a-4a52-9b1e-2f7d6c1a9e10' }] });
 
 export const SessionResponse = envelope(Type.Object({ session: Session }));
 export const SignedInResponse = envelope(Type.Object({ message: Type.String(), session: Session }));
@@ -37,8 +37,8 @@ export const User = Type.Object({
 });
 
 export const UserListResponse = envelope(Type.Object({ users: Type.Array(User) }));
-export const CreateUserBody = Type.Object({ email: Type.String({ maxLength: 320 }), role: Role });
-export const PatchUserBody = Type.Object({ role: Role });
+export const CreateUserBody = Type.Object({ email: Type.String({ maxLength: 320 }), role: Role }, { examples: [{ email: 'editor@example.com', role: 'editor' }] });
+export const PatchUserBody = Type.Object({ role: Role }, { examples: [{ role: 'owner' }] });
 export const UserCreatedResponse = envelope(
   Type.Object({
     message: Type.String(),

@@ -5,6 +5,8 @@ import { errorResponses } from '../../../src/schemas/common.js';
 import { ChangePasswordBody, MessageResponse, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
 
 const tags = ['auth'];
+/** Routes of a person's own session: the cookie alone. */
+const session = [{ sessionCookie: [] }];
 
 /** Signing in and out, the session, one-time setup links and password changes of staff users. */
 export default async function authRoutes(fastify: FastifyInstance) {
@@ -52,13 +54,13 @@ export default async function authRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/auth/session',
-    { onRequest: app.requireSession, schema: { tags, operationId: 'getSession', summary: 'The signed-in user, the current site and role', response: { 200: SessionResponse, ...errorResponses } } },
+    { onRequest: app.requireSession, schema: { tags, security: session, operationId: 'getSession', summary: 'The signed-in user, the current site and role', response: { 200: SessionResponse, ...errorResponses } } },
     async (request) => ({ success: true as const, data: { session: await app.accounts.describe(request.session!) } }),
   );
 
   app.post(
     '/auth/sign-out',
-    { onRequest: app.requireSession, schema: { tags, operationId: 'signOut', summary: 'End the session (on the server too) and clear its cookie', response: { 200: MessageResponse, ...errorResponses } } },
+    { onRequest: app.requireSession, schema: { tags, security: session, operationId: 'signOut', summary: 'End the session (on the server too) and clear its cookie', response: { 200: MessageResponse, ...errorResponses } } },
     async (request, reply) => {
       await app.accounts.signOut(request.session!.sessionId);
       app.clearSessionCookie(request, reply);
@@ -70,7 +72,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
     '/auth/session/site',
     {
       onRequest: app.requireSession,
-      schema: { tags, operationId: 'switchSite', summary: 'Switch the session to another site of the user', body: SwitchSiteBody, response: { 200: SessionResponse, ...errorResponses } },
+      schema: { tags, security: session, operationId: 'switchSite', summary: 'Switch the session to another site of the user', body: SwitchSiteBody, response: { 200: SessionResponse, ...errorResponses } },
     },
     async (request) => {
       const auth = await app.accounts.switchSite(request.session!, request.body.siteId);
@@ -104,7 +106,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
     '/auth/password',
     {
       onRequest: app.requireSession,
-      schema: { tags, operationId: 'changePassword', summary: "Change the signed-in user's password (ends the user's other sessions)", body: ChangePasswordBody, response: { 200: MessageResponse, ...errorResponses } },
+      schema: { tags, security: session, operationId: 'changePassword', summary: "Change the signed-in user's password (ends the user's other sessions)", body: ChangePasswordBody, response: { 200: MessageResponse, ...errorResponses } },
     },
     async (request) => {
       await app.accounts.changePassword(request.session!, request.body.currentPassword, request.body.newPassword);
