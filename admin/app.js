@@ -13,6 +13,7 @@ import * as webhooks from './webhooks.js';
 import * as keys from './keys.js';
 import * as users from './users.js';
 import * as settings from './settings.js';
+import * as account from './account.js';
 
 const NAV = [
   ['/admin/posts', 'Posts', false],
@@ -39,6 +40,7 @@ const ROUTES = [
   { path: /^\/admin\/keys$/, screen: keys, owner: true },
   { path: /^\/admin\/users$/, screen: users, owner: true },
   { path: /^\/admin\/settings$/, screen: settings, owner: true },
+  { path: /^\/admin\/account$/, screen: account },
 ];
 
 const main = document.getElementById('main');
@@ -104,7 +106,7 @@ function drawChrome() {
     top,
     h('span', { class: 'brand' }, 'Blog admin'),
     switcher || h('span', { class: 'site-name' }, session.site.name),
-    h('span', { class: 'who' }, h('span', { class: 'email' }, session.user.email), signOut),
+    h('span', { class: 'who' }, link('/admin/account', session.user.email, { class: 'email', title: 'Your account' }), signOut),
   );
   replace(
     nav,

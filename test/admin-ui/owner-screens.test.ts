@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp, waitFor } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { invite, noChromium, openBrowser, setUp, shoot } from './browser-helpers.js';
+import { PASSWORD, invite, noChromium, openBrowser, setUp, shoot, signIn } from './browser-helpers.js';
 
 /**
  * The owner's screens in Chromium: switching sites (and what an editor does not see), users,
@@ -114,7 +114,27 @@ t.test('owner screens in Chromium', { skip: noChromium }, async (t) => {
   t.equal(await progress.locator('li[data-status="pending"]').count(), 1, 'the other task still waits');
   t.equal(await page.getByRole('progressbar').getAttribute('aria-valuenow'), '1', 'a cancelled task counts as done');
 
-  t.same(b.problems.filter((p) => !/status of (400|401)/.test(p)), [], 'no console errors, page errors or failed requests');
+  // Their own account: a new password, which then signs in.
+  await page.getByRole('link', { name: email }).click();
+  await page.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+  await page.getByLabel('Current password').fill('wrong password here');
+  await page.getByLabel('New password', { exact: true }).fill('a brand new password');
+  await page.getByLabel('Repeat new password').fill('a brand new password');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  t.ok((await page.getByRole('alert').textContent())!.length > 0, 'a wrong current password is refused');
+  await page.getByLabel('Current password').fill(PASSWORD);
+  await page.getByLabel('New password', { exact: true }).fill('a brand new password');
+  await page.getByLabel('Repeat new password').fill('a brand new password');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText('Password changed.', { exact: false }).waitFor();
+  await shoot(t, b, 'account');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL(`${origin}/admin/sign-in`);
+  await signIn(b, email, 'a brand new password');
+  await page.waitForURL(`${origin}/admin/posts`);
+  t.pass('the new password signs in');
+
+  t.same(b.problems.filter((p) => !/status of (400|401|403)/.test(p)), [], 'no console errors, page errors or failed requests');
   t.same(b.dialogs, [], 'no JavaScript dialogs');
   t.same(b.requests.filter((url) => !url.startsWith(`${origin}/`)), [], 'every request goes to the service itself');
 });
