@@ -207,7 +207,9 @@ onUnauthorized(() => {
 });
 
 async function start() {
-  if (location.pathname !== '/admin/setup') {
+  // The server marks the page when the browser sent no session cookie: nothing to ask then.
+  const noCookie = document.querySelector('meta[name="admin-session"][content="none"]');
+  if (location.pathname !== '/admin/setup' && !noCookie) {
     try {
       const data = await api('GET', '/auth/session');
       session = data.session;

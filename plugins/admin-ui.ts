@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
 
@@ -51,7 +51,7 @@ export const ADMIN_CSP = [
 ].join('; ');
 
 export interface AdminAssets {
-  /** The shell with fingerprinted references. */
+  /** The shell with fingerprinted references, and every module preloaded (no import waterfall). */
   shell: string;
   /** Fingerprinted file name → body and type. */
   files: Map<string, { body: Buffer; type: string }>;
@@ -91,7 +91,11 @@ export function loadAdminAssets(folder = adminFolder()): AdminAssets {
     if (!hashed) throw new Error(`admin/index.html refers to ${whole}, which admin/ does not hold`);
     return ASSET_PREFIX + hashed;
   });
-  return { shell, files, names };
+  const preloads = [...names.entries()]
+    .filter(([name]) => name.endsWith('.js') && !shell.includes(`${ASSET_PREFIX}${names.get(name)}"`))
+    .map(([, hashed]) => `<link rel="modulepreload" href="${ASSET_PREFIX}${hashed}">`)
+    .join('\n');
+  return { shell: preloads ? shell.replace('</head>', `${preloads}\n</head>`) : shell, files, names };
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -112,12 +116,18 @@ export default fp(
         done(null, payload);
       });
 
-      const sendShell = (reply: FastifyReply) => reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(assets.shell);
+      // Without a session cookie the shell says so, and the UI shows the sign-in screen without
+      // first asking the API for a session it cannot have (a 401 in the browser's console).
+      const signedOutShell = assets.shell.replace('<head>', '<head>\n<meta name="admin-session" content="none">');
+      const sendShell = (request: FastifyRequest, reply: FastifyReply) => {
+        const hasCookie = /(?:^|;\s*)blog_session=/.test(request.headers.cookie ?? '');
+        return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(hasCookie ? assets.shell : signedOutShell);
+      };
 
       admin.get('/admin', { schema: { hide: true } }, (_request, reply) => reply.redirect('/admin/', 308));
-      admin.get('/admin/', { schema: { hide: true } }, (_request, reply) => sendShell(reply));
+      admin.get('/admin/', { schema: { hide: true } }, (request, reply) => sendShell(request, reply));
       // Any other path the UI's router shows (/admin/posts/…, /admin/setup) loads the same shell.
-      admin.get('/admin/*', { schema: { hide: true } }, (_request, reply) => sendShell(reply));
+      admin.get('/admin/*', { schema: { hide: true } }, (request, reply) => sendShell(request, reply));
       admin.get<{ Params: { file: string } }>('/admin/assets/:file', { schema: { hide: true } }, (request, reply) => {
         const file = assets.files.get(request.params.file);
         if (!file) throw new AppError(404, 'NOT_FOUND', 'No such admin asset');

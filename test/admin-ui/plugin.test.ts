@@ -30,6 +30,16 @@ t.test('the shell and its assets', async (t) => {
   t.notMatch(shell.body, /\sstyle=|\son[a-z]+=/i, 'no inline style or handler attributes');
   t.notMatch(shell.body, /https?:\/\//, 'no external URL in the shell');
 
+  // Without a session cookie the shell says so (the UI then asks for no session); with one it does not.
+  t.match(shell.body, /<meta name="admin-session" content="none">/);
+  const withCookie = await ctx.call({ method: 'GET', url: '/admin/', key: null, headers: { cookie: 'theme=dark; blog_session=abc' } });
+  t.notMatch(withCookie.body, /admin-session/, 'a browser with a session cookie gets the plain shell');
+  t.equal(withCookie.headers['cache-control'], 'no-store');
+  // Every module is preloaded from the shell: no waterfall of imports.
+  const preloaded = [...shell.body.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
+  const modules = fs.readdirSync(path.join(process.cwd(), 'admin')).filter((name) => name.endsWith('.js') && name !== 'app.js');
+  t.equal(preloaded.length, modules.length, `every module but the entry is preloaded (${preloaded.length})`);
+
   // Every path the client router shows is the same shell.
   for (const url of ['/admin/posts', '/admin/posts/123', '/admin/setup', '/admin/sign-in?next=%2Fadmin%2Fkeys']) {
     const res = await get(url);
