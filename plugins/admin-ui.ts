@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
@@ -50,11 +51,18 @@ export const ADMIN_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+export interface AdminFile {
+  body: Buffer;
+  gzip: Buffer;
+  br: Buffer;
+  type: string;
+}
+
 export interface AdminAssets {
   /** The shell with fingerprinted references, and every module preloaded (no import waterfall). */
   shell: string;
-  /** Fingerprinted file name → body and type. */
-  files: Map<string, { body: Buffer; type: string }>;
+  /** Fingerprinted file name → body (also compressed, once, at start-up) and type. */
+  files: Map<string, AdminFile>;
   /** Plain name → fingerprinted name. */
   names: Map<string, string>;
 }
@@ -64,7 +72,7 @@ const IMPORT = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])\.\/([\w-]+\.js)\2
 /** Reads and fingerprints the UI once; the modules' imports form a tree (a cycle is a mistake, reported). */
 export function loadAdminAssets(folder = adminFolder()): AdminAssets {
   const names = new Map<string, string>();
-  const files = new Map<string, { body: Buffer; type: string }>();
+  const files = new Map<string, AdminFile>();
   const visiting = new Set<string>();
   const assets = fs.readdirSync(folder).filter((name) => name !== 'index.html' && TYPES[path.extname(name)]);
 
@@ -81,7 +89,8 @@ export function loadAdminAssets(folder = adminFolder()): AdminAssets {
     const hashed = `${path.basename(name, ext)}.${hash}${ext}`;
     visiting.delete(name);
     names.set(name, hashed);
-    files.set(hashed, { body, type: TYPES[ext] });
+    const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    files.set(hashed, { body, gzip: zlib.gzipSync(body, { level: 9 }), br, type: TYPES[ext] });
     return hashed;
   };
   for (const name of assets) fingerprint(name);
@@ -99,6 +108,20 @@ export function loadAdminAssets(folder = adminFolder()): AdminAssets {
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/** The best of brotli and gzip the client accepts (a zero q-value refuses), or none. */
+export function acceptedEncoding(header: string | string[] | undefined): 'br' | 'gzip' | null {
+  const accepted = new Set(
+    String(header ?? '')
+      .split(',')
+      .map((part) => part.trim().split(';'))
+      .filter(([, ...params]) => !params.some((param) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(param)))
+      .map(([name]) => name.trim().toLowerCase()),
+  );
+  if (accepted.has('br')) return 'br';
+  if (accepted.has('gzip')) return 'gzip';
+  return null;
+}
 
 export default fp(
   async function adminUiPlugin(app: FastifyInstance) {
@@ -131,7 +154,10 @@ export default fp(
       admin.get<{ Params: { file: string } }>('/admin/assets/:file', { schema: { hide: true } }, (request, reply) => {
         const file = assets.files.get(request.params.file);
         if (!file) throw new AppError(404, 'NOT_FOUND', 'No such admin asset');
-        return reply.header('Cache-Control', IMMUTABLE).type(file.type).send(file.body);
+        reply.header('Cache-Control', IMMUTABLE).header('Vary', 'Accept-Encoding').type(file.type);
+        const encoding = acceptedEncoding(request.headers['accept-encoding']);
+        if (encoding) reply.header('Content-Encoding', encoding);
+        return reply.send(encoding ? file[encoding] : file.body);
       });
     });
   },

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { ADMIN_CSP, loadAdminAssets } from '../../plugins/admin-ui.js';
+import { ADMIN_CSP, acceptedEncoding, loadAdminAssets } from '../../plugins/admin-ui.js';
 import { buildTestApp } from '../helpers/app.js';
 
 /** The admin UI's static side: the shell, its fingerprinted assets and the headers on both. */
@@ -88,6 +88,21 @@ t.test('the shell and its assets', async (t) => {
   t.equal(seen.size, served.length, `every admin/ file is reached from the shell (${seen.size} of ${served.length})`);
   t.ok(jsGzipBytes < 150 * 1024, `all JavaScript is ${jsGzipBytes} bytes gzipped (at most 150 KB)`);
 
+  // Compressed once at start-up, sent as the browser accepts.
+  const entry = referenced.find((url) => url.includes('/app.'))!;
+  const plain = await get(entry);
+  t.equal(plain.headers['content-encoding'], undefined, 'no encoding unless asked');
+  t.equal(plain.headers.vary, 'Accept-Encoding');
+  const gz = await ctx.call({ method: 'GET', url: entry, key: null, headers: { 'accept-encoding': 'gzip, deflate' } });
+  t.equal(gz.headers['content-encoding'], 'gzip');
+  t.same(zlib.gunzipSync(gz.rawPayload), plain.rawPayload, 'gzip holds the same bytes');
+  const br = await ctx.call({ method: 'GET', url: entry, key: null, headers: { 'accept-encoding': 'gzip, deflate, br' } });
+  t.equal(br.headers['content-encoding'], 'br');
+  t.same(zlib.brotliDecompressSync(br.rawPayload), plain.rawPayload, 'brotli holds the same bytes');
+  t.ok(br.rawPayload.length < plain.rawPayload.length / 2, 'and is much smaller');
+  const refused = await ctx.call({ method: 'GET', url: entry, key: null, headers: { 'accept-encoding': 'br;q=0, gzip;q=0' } });
+  t.equal(refused.headers['content-encoding'], undefined, 'q=0 refuses an encoding');
+
   const missing = await get('/admin/assets/app.0000000000.js');
   t.equal(missing.statusCode, 404, 'an unknown (or stale) asset name is 404');
   t.equal(missing.json().success, false);
@@ -127,4 +142,15 @@ t.test('fingerprinting follows imports and refuses cycles', async (t) => {
   t.throws(() => loadAdminAssets(cyclic), /import cycle/);
   const dangling = t.testdir({ 'index.html': '<script src="/admin/assets/gone.js"></script>' });
   t.throws(() => loadAdminAssets(dangling), /gone\.js/);
+});
+
+t.test('accepted encodings', async (t) => {
+  t.equal(acceptedEncoding(undefined), null);
+  t.equal(acceptedEncoding(''), null);
+  t.equal(acceptedEncoding('gzip'), 'gzip');
+  t.equal(acceptedEncoding('gzip, br'), 'br');
+  t.equal(acceptedEncoding('BR;q=0.5, gzip;q=1'), 'br');
+  t.equal(acceptedEncoding('br;q=0, gzip'), 'gzip');
+  t.equal(acceptedEncoding('br; q=0.0, gzip;q=0'), null);
+  t.equal(acceptedEncoding('identity, deflate'), null);
 });
