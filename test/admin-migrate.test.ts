@@ -13,6 +13,7 @@ import { openPostgres, type PostgresHandle } from '../src/db/postgres.js';
 import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
 import { ErrorEnvelope, SiteSchema } from '../src/schemas/common.js';
+import accountsPlugin from '../plugins/accounts.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin from '../plugins/db.js';
 import errorsPlugin from '../plugins/errors.js';
@@ -101,6 +102,10 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
     if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
     return res.json();
   };
+
+  // A staff user signed in (the first start's owner has a pending setup link): accounts are copied with their sessions.
+  await ctx.app.accounts.addMember(ctx.site.id, 'editor@blog.example', 'editor', 'an editor password');
+  await ctx.app.accounts.signIn('editor@blog.example', 'an editor password');
 
   // A webhook first, so that what follows queues deliveries.
   const hook = (await call('POST', '/api/v1/webhooks', { url: receiver.url, events: ['post.created', 'post.published', 'task.succeeded'], description: 'Front end' })).data.webhook;
@@ -240,6 +245,7 @@ async function postgresReadApp(t: Test, config: Config): Promise<FastifyInstance
   await app.register(dbPlugin, { config });
   await app.register(errorsPlugin);
   await app.register(sitesPlugin);
+  await app.register(accountsPlugin);
   await app.register(authPlugin);
   await app.register(postsPlugin);
   await app.register(publicSitePlugin);

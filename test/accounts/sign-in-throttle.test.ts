@@ -15,7 +15,7 @@ t.test('5 failures for one email in 15 minutes: 429 with Retry-After, logged wit
       done();
     },
   });
-  const database = onPostgres ? { DATABASE_URL: await startPostgres(t) } : {};
+  const database: Record<string, string> = onPostgres ? { DATABASE_URL: await startPostgres(t) } : {};
   const config = testConfig(tempDataDir(t), database);
   const app = Fastify(serverOptions(config, { level: 'info', stream }));
   t.teardown(() => app.close());

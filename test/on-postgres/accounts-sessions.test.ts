@@ -1,0 +1,4 @@
+// test/accounts/sessions.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from './run-on-postgres.js';
+
+await runOnPostgres(() => import('../accounts/sessions.test.js'));
