@@ -121,6 +121,14 @@ t.test('the admin UI in Chromium', { skip: noChromium }, async (t) => {
   await page.getByLabel('Upload a file').setInputFiles(path.join(fixturesDir, 'text/coffee-brewing-guide.md'));
   await page.locator('li[data-status="indexed"]', { hasText: 'coffee-brewing-guide.md' }).waitFor();
   t.ok(await page.locator('li', { hasText: 'coffee-brewing-guide.md' }).getByText('Indexed').isVisible(), 'the file shows as indexed');
+  // Dropped on the upload area, a file uploads the same way.
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.items.add(new File(['Herons nest in colonies called heronries, high in the trees by the river.'], 'heron-notes.txt', { type: 'text/plain' }));
+    document.querySelector('.drop')!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await page.locator('li[data-status="indexed"]', { hasText: 'heron-notes.txt' }).waitFor();
+  t.pass('a dropped file is uploaded and indexed');
   await page.getByLabel('Search the knowledge').fill('grind size');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.locator('ol.rows li', { hasText: 'coffee-brewing-guide.md' }).first().waitFor();
