@@ -129,6 +129,11 @@ t.test('the admin UI in Chromium', { skip: noChromium }, async (t) => {
   });
   await page.locator('li[data-status="indexed"]', { hasText: 'heron-notes.txt' }).waitFor();
   t.pass('a dropped file is uploaded and indexed');
+  // A file that cannot be read ends failed, with its error shown.
+  await page.getByLabel('Upload a file').setInputFiles({ name: 'broken.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\nthis is not really a PDF at all\n%%EOF\n') });
+  const broken = page.locator('li[data-status="failed"]', { hasText: 'broken.pdf' });
+  await broken.waitFor();
+  t.ok(((await broken.locator('.message.error').textContent()) ?? '').length > 0, `a failed file shows its error: ${await broken.locator('.message.error').textContent()}`);
   await page.getByLabel('Search the knowledge').fill('grind size');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.locator('ol.rows li', { hasText: 'coffee-brewing-guide.md' }).first().waitFor();
