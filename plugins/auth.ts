@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { forbidden, type Role, type SessionAuth } from '../src/accounts/rules.js';
 import { AppError } from '../src/errors.js';
@@ -67,7 +67,8 @@ export default fp(
   async function authPlugin(app: FastifyInstance) {
     app.decorateRequest('site', null as unknown as SiteRef);
     app.decorateRequest('apiKeyId', null);
-    app.decorateRequest('role', 'owner');
+    // None until requireSite decides: requireOwner without it refuses.
+    app.decorateRequest('role', null as unknown as Role);
     app.decorateRequest('userId', null);
     app.decorateRequest('session', null);
 
@@ -95,17 +96,16 @@ export default fp(
       failures.fail(request.ip);
       return error;
     };
-    const throttled = (request: FastifyRequest): AppError | null => {
+    /** 429 (and its Retry-After) for an address that failed too often, before its credential costs a lookup; null to go on. */
+    const throttled = (request: FastifyRequest, reply: FastifyReply): AppError | null => {
       const retryAfter = failures.retryAfter(request.ip);
       if (retryAfter <= 0) return null;
-      return Object.assign(
-        new AppError(429, 'RATE_LIMITED', `Too many failed authentications: at most ${failures.limit} per ${windowSeconds} s; retry in ${retryAfter} s`, {
-          limit: failures.limit,
-          windowSeconds,
-          retryAfter,
-        }),
-        { retryAfter },
-      );
+      reply.header('Retry-After', String(retryAfter));
+      return new AppError(429, 'RATE_LIMITED', `Too many failed authentications: at most ${failures.limit} per ${windowSeconds} s; retry in ${retryAfter} s`, {
+        limit: failures.limit,
+        windowSeconds,
+        retryAfter,
+      });
     };
 
     /** Authenticates by the session cookie: its state-changing requests only from the service's own origin. */
@@ -129,11 +129,8 @@ export default fp(
 
     app.decorate('requireSite', function requireSite(request, reply, done) {
       // An address that failed too often waits, before its key costs a hash and a lookup.
-      const wait = throttled(request);
-      if (wait) {
-        reply.header('Retry-After', String((wait as AppError & { retryAfter: number }).retryAfter));
-        return done(wait);
-      }
+      const wait = throttled(request, reply);
+      if (wait) return done(wait);
       const token = bearerToken(request);
       if (token === null) {
         // A request carrying both uses the key; without one, the session cookie.
@@ -161,11 +158,8 @@ export default fp(
     } as onRequestHookHandler);
 
     app.decorate('requireSession', function requireSession(request, reply, done) {
-      const wait = throttled(request);
-      if (wait) {
-        reply.header('Retry-After', String((wait as AppError & { retryAfter: number }).retryAfter));
-        return done(wait);
-      }
+      const wait = throttled(request, reply);
+      if (wait) return done(wait);
       const cookie = request.cookies?.[SESSION_COOKIE];
       if (!cookie) return done(noSession());
       bySession(request, cookie, done);

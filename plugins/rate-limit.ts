@@ -20,7 +20,9 @@ declare module 'fastify' {
  * /health).
  */
 function rateKey(request: FastifyRequest): string {
-  return request.apiKeyId ? `key:${request.apiKeyId}` : `ip:${request.ip}`;
+  if (request.apiKeyId) return `key:${request.apiKeyId}`;
+  // A signed-in person counts as a key does (RATE_LIMIT_MAX), per user.
+  return request.userId ? `user:${request.userId}` : `ip:${request.ip}`;
 }
 
 /**
@@ -47,7 +49,7 @@ export default fp(
       route.config = config as typeof route.config;
     });
 
-    const maxFor = (key: string) => (key.startsWith('key:') ? rateLimitMax : rateLimitPublicMax);
+    const maxFor = (key: string) => (key.startsWith('key:') || key.startsWith('user:') ? rateLimitMax : rateLimitPublicMax);
     await app.register(rateLimit, {
       global: true,
       hook: 'onRequest',

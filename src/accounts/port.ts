@@ -9,6 +9,7 @@ export interface AccountPort {
   // ---- users
   userByEmail(email: string): UserRow | undefined;
   userById(userId: string): UserRow | undefined;
+  /** Inserts a user; throws TakenMeanwhile when a writer outside the transaction took its email. */
   insertUser(row: UserRow): void;
   setPassword(userId: string, passwordHash: string, at: Date): void;
   /** Deletes the user (memberships, sessions and links with it); false when there was none. */
@@ -20,6 +21,7 @@ export interface AccountPort {
   /** The user's sites, oldest membership first. */
   sitesOf(userId: string): MemberSite[];
   roleOn(userId: string, siteId: string): Role | undefined;
+  /** Inserts a membership; throws TakenMeanwhile when another writer made it meanwhile. */
   insertMembership(row: MembershipRow): void;
   setRole(userId: string, siteId: string, role: Role): void;
   deleteMembership(userId: string, siteId: string): boolean;
@@ -34,6 +36,8 @@ export interface AccountPort {
   touchSession(sessionId: string, at: Date): void;
   setSessionSite(sessionId: string, siteId: string): void;
   deleteSession(sessionId: string): void;
+  /** Deletes the user's sessions that ended: past `now` (absolute end) or last seen before `idleBefore`. */
+  deleteEndedSessionsOf(userId: string, now: Date, idleBefore: Date): void;
   /** Ends the user's sessions: all, all but `exceptId`, or (with `siteId`) those on one site. */
   deleteSessionsOf(userId: string, exceptId: string | null, siteId: string | null): void;
 
@@ -42,12 +46,19 @@ export interface AccountPort {
   tokenByHash(tokenHash: string): AccountTokenRow | undefined;
   /** Marks the link used, if it is still unused and unexpired at `at`; false otherwise (its one use is taken). */
   useToken(tokenHash: string, at: Date): boolean;
-  /** Ends the user's other unused links (a new one replaces them). */
+  /** Deletes the user's links, used or not (a new one replaces them). */
   dropTokensOf(userId: string): void;
 }
 
 declare module '../db/steps.js' {
   interface Ports {
     accounts: AccountPort;
+  }
+}
+
+/** Another writer (a request, the CLI, another instance) added the same user or membership between the look and the write. */
+export class TakenMeanwhile extends Error {
+  constructor(options?: ErrorOptions) {
+    super('The user or membership was added by another writer meanwhile', options);
   }
 }

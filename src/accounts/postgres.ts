@@ -1,8 +1,18 @@
-import { and, asc, count, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { accountTokens, memberships, sessions, sites, users } from '../db/pg-schema.js';
-import type { PgExecutor } from '../db/postgres.js';
+import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
-import type { AccountPort } from './port.js';
+import { TakenMeanwhile, type AccountPort } from './port.js';
+
+/** A write refused by a unique key (users' email, memberships' user and site): another instance got there first. */
+async function guardTaken(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    if (isUniqueViolation(error, 'users_email_unique') || isUniqueViolation(error, 'memberships_user_id_site_id_pk')) throw new TakenMeanwhile({ cause: error });
+    throw error;
+  }
+}
 
 const memberColumns = {
   id: users.id,
@@ -16,7 +26,7 @@ const memberColumns = {
 export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
   userByEmail: async (tx, email) => (await tx.select().from(users).where(eq(users.email, email)))[0],
   userById: async (tx, userId) => (await tx.select().from(users).where(eq(users.id, userId)))[0],
-  insertUser: async (tx, row) => void (await tx.insert(users).values(row)),
+  insertUser: (tx, row) => guardTaken(tx.insert(users).values(row)),
   setPassword: async (tx, userId, passwordHash, at) => void (await tx.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, userId))),
   deleteUser: async (tx, userId) => (await tx.delete(users).where(eq(users.id, userId)).returning({ id: users.id })).length > 0,
   listUsers: (tx) => tx.select().from(users).orderBy(asc(users.createdAt), asc(users.email)),
@@ -35,7 +45,7 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
         .from(memberships)
         .where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId)))
     )[0]?.role,
-  insertMembership: async (tx, row) => void (await tx.insert(memberships).values(row)),
+  insertMembership: (tx, row) => guardTaken(tx.insert(memberships).values(row)),
   setRole: async (tx, userId, siteId, role) => void (await tx.update(memberships).set({ role }).where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId)))),
   deleteMembership: async (tx, userId, siteId) =>
     (await tx.delete(memberships).where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId))).returning({ id: memberships.userId })).length > 0,
@@ -68,6 +78,8 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
   touchSession: async (tx, sessionId, at) => void (await tx.update(sessions).set({ lastSeenAt: at }).where(eq(sessions.id, sessionId))),
   setSessionSite: async (tx, sessionId, siteId) => void (await tx.update(sessions).set({ siteId }).where(eq(sessions.id, sessionId))),
   deleteSession: async (tx, sessionId) => void (await tx.delete(sessions).where(eq(sessions.id, sessionId))),
+  deleteEndedSessionsOf: async (tx, userId, now, idleBefore) =>
+    void (await tx.delete(sessions).where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))),
   deleteSessionsOf: async (tx, userId, exceptId, siteId) =>
     void (await tx
       .delete(sessions)
@@ -84,5 +96,5 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
         .where(and(eq(accountTokens.tokenHash, tokenHash), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, at)))
         .returning({ hash: accountTokens.tokenHash })
     ).length > 0,
-  dropTokensOf: async (tx, userId) => void (await tx.delete(accountTokens).where(and(eq(accountTokens.userId, userId), isNull(accountTokens.usedAt)))),
+  dropTokensOf: async (tx, userId) => void (await tx.delete(accountTokens).where(eq(accountTokens.userId, userId))),
 };

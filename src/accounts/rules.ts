@@ -110,7 +110,7 @@ export const sessionAlive = (session: SessionRow, now: number, lifetimes: Sessio
 export const needsTouch = (session: SessionRow, now: number) => now - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS;
 
 /** How long the cookie may be kept by the browser: the session's absolute end, in seconds from now. */
-export const cookieMaxAgeSeconds = (session: SessionRow, now: number) => Math.max(0, Math.floor((session.expiresAt.getTime() - now) / 1000));
+export const cookieMaxAgeSeconds = (expiresAt: Date, now: number) => Math.max(0, Math.floor((expiresAt.getTime() - now) / 1000));
 
 export function newSessionRow(userId: string, siteId: string, tokenHash: string, now: Date, lifetimes: SessionLifetimes): SessionRow {
   return { id: randomUUID(), tokenHash, userId, siteId, createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + lifetimes.maxMs) };

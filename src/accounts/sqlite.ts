@@ -1,8 +1,19 @@
-import { and, asc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { accountTokens, memberships, sessions, sites, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
-import type { AccountPort } from './port.js';
+import { TakenMeanwhile, type AccountPort } from './port.js';
+
+/** A write refused by a unique key (users' email, memberships' user and site): another writer got there first. */
+function guardTaken(write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    const { code } = error as { code?: unknown };
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new TakenMeanwhile({ cause: error });
+    throw error;
+  }
+}
 
 const memberColumns = {
   id: users.id,
@@ -16,7 +27,7 @@ const memberColumns = {
 export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
   userByEmail: (tx, email) => tx.select().from(users).where(eq(users.email, email)).get(),
   userById: (tx, userId) => tx.select().from(users).where(eq(users.id, userId)).get(),
-  insertUser: (tx, row) => void tx.insert(users).values(row).run(),
+  insertUser: (tx, row) => guardTaken(() => tx.insert(users).values(row).run()),
   setPassword: (tx, userId, passwordHash, at) => void tx.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, userId)).run(),
   deleteUser: (tx, userId) => tx.delete(users).where(eq(users.id, userId)).run().changes > 0,
   listUsers: (tx) => tx.select().from(users).orderBy(asc(users.createdAt), asc(users.email)).all(),
@@ -35,7 +46,7 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
       .from(memberships)
       .where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId)))
       .get()?.role,
-  insertMembership: (tx, row) => void tx.insert(memberships).values(row).run(),
+  insertMembership: (tx, row) => guardTaken(() => tx.insert(memberships).values(row).run()),
   setRole: (tx, userId, siteId, role) => void tx.update(memberships).set({ role }).where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId))).run(),
   deleteMembership: (tx, userId, siteId) => tx.delete(memberships).where(and(eq(memberships.userId, userId), eq(memberships.siteId, siteId))).run().changes > 0,
   membersOf: (tx, siteId) =>
@@ -69,6 +80,11 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
   touchSession: (tx, sessionId, at) => void tx.update(sessions).set({ lastSeenAt: at }).where(eq(sessions.id, sessionId)).run(),
   setSessionSite: (tx, sessionId, siteId) => void tx.update(sessions).set({ siteId }).where(eq(sessions.id, sessionId)).run(),
   deleteSession: (tx, sessionId) => void tx.delete(sessions).where(eq(sessions.id, sessionId)).run(),
+  deleteEndedSessionsOf: (tx, userId, now, idleBefore) =>
+    void tx
+      .delete(sessions)
+      .where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))
+      .run(),
   deleteSessionsOf: (tx, userId, exceptId, siteId) =>
     void tx
       .delete(sessions)
@@ -83,5 +99,5 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
       .set({ usedAt: at })
       .where(and(eq(accountTokens.tokenHash, tokenHash), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, at)))
       .run().changes > 0,
-  dropTokensOf: (tx, userId) => void tx.delete(accountTokens).where(and(eq(accountTokens.userId, userId), isNull(accountTokens.usedAt))).run(),
+  dropTokensOf: (tx, userId) => void tx.delete(accountTokens).where(eq(accountTokens.userId, userId)).run(),
 };

@@ -1,5 +1,6 @@
 import type { UserRow } from '../db/schema.js';
-import { ask, type StepDatabase, type Steps } from '../db/steps.js';
+import { ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
+import { TakenMeanwhile } from './port.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import {
@@ -55,6 +56,8 @@ function* startSessionSteps(user: UserRow, siteId: string | null, now: Date, lif
   const sites = yield* ask('accounts', 'sitesOf', user.id);
   const site = (siteId && sites.find((s) => s.id === siteId)) || sites[0];
   if (!site) throw signInFailed();
+  // The user's ended sessions go as a new one starts: the table holds live sessions and few others.
+  yield* ask('accounts', 'deleteEndedSessionsOf', user.id, now, new Date(now.getTime() - lifetimes.idleMs));
   const token = newToken();
   const row = newSessionRow(user.id, site.id, hashToken(token), now, lifetimes);
   yield* ask('accounts', 'insertSession', row);
@@ -87,6 +90,16 @@ function* issueTokenSteps(userId: string, purpose: 'setup' | 'reset', now: Date)
   return token;
 }
 
+/** Runs a write that another writer may have beaten (a unique key): its refusal becomes `answer()`, the transaction goes on. */
+function* guardTaken(write: () => Steps<void>, answer: () => Error): Steps<void> {
+  try {
+    yield* inSavepoint(write);
+  } catch (error) {
+    if (error instanceof TakenMeanwhile) throw answer();
+    throw error;
+  }
+}
+
 /**
  * Adds a member to a site: an existing user (by email) gets the membership; a new one is created
  * with a setup link (its token answered, once). 409 when the user is already a member.
@@ -103,13 +116,16 @@ export function* addMemberSteps(
   if (!(yield* ask('sites', 'find', siteId))) throw notFound('site');
   let user = yield* ask('accounts', 'userByEmail', email);
   const created = !user;
+  const taken = () => conflict(`${email} is already a member of this site`);
   if (!user) {
-    user = newUserRow(email, now);
-    yield* ask('accounts', 'insertUser', user);
+    const row = newUserRow(email, now);
+    yield* guardTaken(() => ask('accounts', 'insertUser', row), () => conflict(`${email} was added by someone else meanwhile: try again`));
+    user = row;
   } else if ((yield* ask('accounts', 'roleOn', user.id, siteId)) !== undefined) {
-    throw conflict(`${email} is already a member of this site`);
+    throw taken();
   }
-  yield* ask('accounts', 'insertMembership', { userId: user.id, siteId, role, createdAt: now });
+  const userId = user.id;
+  yield* guardTaken(() => ask('accounts', 'insertMembership', { userId, siteId, role, createdAt: now }), taken);
   if (passwordHash !== null && user.passwordHash === null) {
     yield* ask('accounts', 'setPassword', user.id, passwordHash, now);
     user = { ...user, passwordHash };

@@ -112,3 +112,13 @@ t.test('an owner manages keys and users; an API key acts as owner', async (t) =>
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/users/${owner.id}` })).statusCode, 200);
   t.equal((await as('GET', '/api/v1/posts')).statusCode, 401, 'removed from the site: the session has ended');
 });
+
+t.test('two owners adding the same new user at once: one adds, the other is told (409, never 500)', async (t) => {
+  const ctx = await buildTestApp(t);
+  for (let round = 0; round < 3; round++) {
+    const add = () => ctx.call({ method: 'POST', url: '/api/v1/users', payload: { email: `race${round}@example.com`, role: 'editor' } });
+    const statuses = (await Promise.all([add(), add()])).map((res) => res.statusCode).sort();
+    t.same(statuses, [201, 409], `round ${round}`);
+  }
+  t.equal(await ctx.count("select count(*) as n from users where email like 'race%'"), 3);
+});

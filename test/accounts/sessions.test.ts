@@ -1,5 +1,5 @@
 import t from 'tap';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, onPostgres } from '../helpers/app.js';
 import { OWN_ORIGIN, PASSWORD, addUser, asUser, sessionCookie, signIn } from '../helpers/accounts.js';
 
 t.test('sign in, the session on the API, sign out', async (t) => {
@@ -157,4 +157,27 @@ t.test('switching site; removal and password change end sessions', async (t) => 
   t.equal((await asUser(ctx, cookie, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 200, 'this one goes on');
   await t.rejects(signIn(ctx, 'both@example.com'), 'the old password no longer works');
   await signIn(ctx, 'both@example.com', 'a brand new password');
+});
+
+t.test('idle and absolute ends, through the API', async (t) => {
+  const ctx = await buildTestApp(t);
+  await addUser(ctx, 'idle@example.com', 'editor');
+  const at = (ms: number) => (onPostgres ? new Date(ms) : ms);
+  const idle = await signIn(ctx, 'idle@example.com');
+  const old = await signIn(ctx, 'idle@example.com');
+  const fresh = await signIn(ctx, 'idle@example.com');
+  const hashes = await ctx.rows<{ token_hash: string }>('select token_hash from sessions order by created_at');
+  t.equal(hashes.length, 3);
+  const [idleHash, oldHash] = [hashes[0]!.token_hash, hashes[1]!.token_hash];
+  // Last seen 7 days ago (the default SESSION_IDLE_HOURS), and one past its absolute end.
+  await ctx.rows('update sessions set last_seen_at = ? where token_hash = ? returning id', at(Date.now() - 7 * 86_400_000 - 1000), idleHash);
+  await ctx.rows('update sessions set expires_at = ? where token_hash = ? returning id', at(Date.now() - 1000), oldHash);
+  t.equal((await asUser(ctx, idle, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 401, 'idle too long');
+  t.equal(await ctx.count('select count(*) as n from sessions where token_hash = ?', idleHash), 0, 'and deleted');
+  t.equal((await asUser(ctx, fresh, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 200);
+  // A new sign-in clears the user's ended sessions (the one past its end, never used since).
+  await signIn(ctx, 'idle@example.com');
+  t.equal(await ctx.count('select count(*) as n from sessions where token_hash = ?', oldHash), 0);
+  t.equal((await asUser(ctx, old, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 401, 'past its absolute end');
+  t.equal(await ctx.count('select count(*) as n from sessions'), 2);
 });
