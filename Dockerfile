@@ -26,6 +26,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
 COPY views ./views
+COPY admin ./admin
 RUN mkdir -p /data && chown node:node /data && ln -s /app/dist/src/admin/cli.js /usr/local/bin/blog-admin
 USER node
 VOLUME ["/data"]

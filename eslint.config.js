@@ -18,4 +18,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
+  // The admin UI's modules run in the browser.
+  { files: ['admin/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'module' } },
 );

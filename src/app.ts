@@ -11,6 +11,7 @@ import { redactUrl } from './log-redact.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import accountsPlugin from '../plugins/accounts.js';
+import adminUiPlugin from '../plugins/admin-ui.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
 import errorsPlugin, { clientErrorHandler, describe, requestIdFor, sendError } from '../plugins/errors.js';
@@ -208,6 +209,8 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
     { prefix: '/api/v1' },
   );
   await app.register(contentRoutes, { prefix: '/content/v1' });
+  // The admin UI at /admin/, a client of the API above (before the public catch-all of custom domains).
+  await app.register(adminUiPlugin);
   await app.register(siteRoutes);
 }
 

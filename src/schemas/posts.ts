@@ -111,3 +111,14 @@ export const PostToggledResponse = envelope(
 );
 export const PostDeletedResponse = envelope(Type.Object({ message: Type.String(), postId: Type.String() }));
 export const PostListResponse = envelope(Type.Object({ posts: Type.Array(PostDetail), pagination: PaginationSchema, site: SiteRef }));
+
+export const PreviewPostBody = Type.Object(
+  { content: Type.String({ maxLength: MAX_CONTENT_LENGTH, description: 'Markdown, as a post body holds it' }) },
+  { examples: [{ content: '# Start with the ratio\n\nUse 60 grams of coffee per litre of water.' }] },
+);
+export const PreviewPostResponse = envelope(
+  Type.Object({
+    html: Type.String({ description: 'The body as the public page shows it: the same renderer, raw HTML escaped and unsafe links dropped' }),
+    readingTime: Type.Integer({ description: 'Minutes, at least 1' }),
+  }),
+);

@@ -117,7 +117,7 @@ t.test('one rule for errors clients meet: enums, folding filters, unknown file i
   for (const url of ['/api/v1/posts?status=bogus']) {
     const res = await ctx.call({ method: 'GET', url });
     t.equal(res.statusCode, 400);
-    t.same(res.json().error.details, [{ path: '/querystring/status', message: 'must be one of: draft, published, unlisted, all' }]);
+    t.same(res.json().error.details, [{ path: '/querystring/status', message: 'must be one of: draft, scheduled, published, unlisted, all' }]);
   }
   const post = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Café culture', category: 'Travel', tags: ['Crème'] } })).json().data.post;
   const visibility = await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${post.id}`, payload: { visibility: 'secret' } });

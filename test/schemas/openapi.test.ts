@@ -22,6 +22,7 @@ const OPERATION_IDS = {
   'GET /ready': 'getReadiness',
   'POST /api/v1/posts': 'createPost',
   'GET /api/v1/posts': 'listPosts',
+  'POST /api/v1/posts/preview': 'previewPost',
   'POST /api/v1/posts/generate': 'generatePost',
   'POST /api/v1/posts/batch': 'schedulePosts',
   'GET /api/v1/posts/{id}': 'getPost',

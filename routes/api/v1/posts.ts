@@ -5,6 +5,7 @@ import { stringifyWithRaw } from '../../../src/json.js';
 import { cleanTopic } from '../../../src/generation/grounded.js';
 import { postResource } from '../../../src/posts/view.js';
 import { withPublishTime } from '../../../src/posts/rules.js';
+import { renderMarkdown } from '../../../src/public-site/markdown.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import {
@@ -16,6 +17,8 @@ import {
   PostDetailResponse,
   PostListResponse,
   PostToggledResponse,
+  PreviewPostBody,
+  PreviewPostResponse,
 } from '../../../src/schemas/posts.js';
 
 
@@ -34,6 +37,23 @@ export default async function postRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       const post = await app.posts.create(request.site.id, withPublishTime(request.body));
       return reply.code(201).send({ success: true, data: { message: 'Post created successfully', post: postResource(post), site: request.site } });
+    },
+  );
+
+  app.post(
+    '/posts/preview',
+    {
+      schema: {
+        tags,
+        operationId: 'previewPost', summary: 'Render Markdown as the public page would (nothing is stored)',
+        description: 'The HTML the public post page shows for this Markdown: the same renderer, raw HTML escaped, `javascript:` and other unsafe links dropped. The admin editor shows it as its preview.',
+        body: PreviewPostBody,
+        response: { 200: PreviewPostResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { html, readingTime } = renderMarkdown(request.body.content);
+      return { success: true as const, data: { html, readingTime } };
     },
   );
 

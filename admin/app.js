@@ -1,0 +1,224 @@
+// The admin UI: who is signed in, the header and navigation, and a small router that shows one
+// screen per path under /admin/ without reloading the page.
+import { api, onUnauthorized } from './api.js';
+import { h, link, replace } from './ui.js';
+import * as signIn from './sign-in.js';
+import * as setup from './setup.js';
+import * as posts from './posts.js';
+import * as editor from './editor.js';
+import * as knowledge from './knowledge.js';
+import * as generate from './generate.js';
+import * as batches from './batches.js';
+import * as webhooks from './webhooks.js';
+import * as keys from './keys.js';
+import * as users from './users.js';
+import * as settings from './settings.js';
+import * as account from './account.js';
+
+const NAV = [
+  ['/admin/posts', 'Posts', false],
+  ['/admin/knowledge', 'Knowledge', false],
+  ['/admin/generate', 'Generate', false],
+  ['/admin/batches', 'Batches', false],
+  ['/admin/webhooks', 'Webhooks', true],
+  ['/admin/keys', 'API keys', true],
+  ['/admin/users', 'Users', true],
+  ['/admin/settings', 'Settings', true],
+];
+
+/** Path pattern → screen; `public` screens need no session; `owner` ones need an owner. */
+const ROUTES = [
+  { path: /^\/admin\/sign-in$/, screen: signIn, public: true },
+  { path: /^\/admin\/setup$/, screen: setup, public: true },
+  { path: /^\/admin\/posts$/, screen: posts },
+  { path: /^\/admin\/posts\/new$/, screen: editor },
+  { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },
+  { path: /^\/admin\/knowledge$/, screen: knowledge },
+  { path: /^\/admin\/generate$/, screen: generate },
+  { path: /^\/admin\/batches$/, screen: batches },
+  { path: /^\/admin\/webhooks$/, screen: webhooks, owner: true },
+  { path: /^\/admin\/keys$/, screen: keys, owner: true },
+  { path: /^\/admin\/users$/, screen: users, owner: true },
+  { path: /^\/admin\/settings$/, screen: settings, owner: true },
+  { path: /^\/admin\/account$/, screen: account },
+];
+
+const main = document.getElementById('main');
+const top = document.getElementById('top');
+const nav = document.getElementById('nav');
+
+let session = null;
+let cleanup = null;
+let renderCount = 0;
+
+function navigate(path, { replace: replaceEntry = false } = {}) {
+  if (replaceEntry) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  return show();
+}
+
+function signedIn(next) {
+  session = next;
+  drawChrome();
+}
+
+function drawChrome() {
+  if (!session) {
+    replace(top, h('span', { class: 'brand' }, 'Blog admin'));
+    nav.hidden = true;
+    replace(nav);
+    return;
+  }
+  const owner = session.role === 'owner';
+  const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  signOut.addEventListener('click', async () => {
+    signOut.disabled = true;
+    try {
+      await api('POST', '/auth/sign-out');
+    } catch {
+      // Signed out anyway as far as this page goes: the next request needs a session.
+    }
+    session = null;
+    drawChrome();
+    navigate('/admin/sign-in', { replace: true });
+  });
+  let switcher = null;
+  if (session.sites && session.sites.length > 1) {
+    const choose = h(
+      'select',
+      { id: 'site-switch' },
+      session.sites.map((site) => h('option', { value: site.id, selected: site.id === session.site.id }, `${site.name} (${site.role})`)),
+    );
+    choose.addEventListener('change', async () => {
+      choose.disabled = true;
+      try {
+        const data = await api('PUT', '/auth/session/site', { siteId: choose.value });
+        signedIn(data.session);
+        navigate('/admin/posts');
+      } catch (error) {
+        choose.disabled = false;
+        alertMain(error);
+      }
+    });
+    switcher = h('div', { class: 'switcher' }, h('label', { for: 'site-switch' }, 'Site'), choose);
+  }
+  replace(
+    top,
+    h('span', { class: 'brand' }, 'Blog admin'),
+    switcher || h('span', { class: 'site-name' }, session.site.name),
+    h('span', { class: 'who' }, link('/admin/account', session.user.email, { class: 'email', title: 'Your account' }), signOut),
+  );
+  replace(
+    nav,
+    h('ul', {}, NAV.filter(([, , ownerOnly]) => owner || !ownerOnly).map(([href, text]) => h('li', {}, link(href, text)))),
+  );
+  nav.hidden = false;
+  markCurrent();
+}
+
+function markCurrent() {
+  for (const a of nav.querySelectorAll('a')) {
+    const here = location.pathname === a.pathname || location.pathname.startsWith(`${a.pathname}/`);
+    if (here) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+function alertMain(error) {
+  main.prepend(h('p', { class: 'message error', role: 'alert' }, error.message || String(error)));
+}
+
+async function show() {
+  const count = ++renderCount;
+  if (cleanup) {
+    cleanup();
+    cleanup = null;
+  }
+  let path = location.pathname.replace(/\/+$/, '') || '/admin';
+  if (path === '/admin') {
+    history.replaceState(null, '', session ? '/admin/posts' : '/admin/sign-in');
+    path = location.pathname;
+  }
+  const route = ROUTES.find((r) => r.path.test(path));
+  if (!route) {
+    document.title = 'Not found – Blog admin';
+    replace(main, h('h1', { tabindex: '-1' }, 'Not found'), h('p', {}, 'No admin page has this address. ', link('/admin/posts', 'Go to the posts')));
+    return;
+  }
+  if (!route.public && !session) {
+    const next = location.pathname + location.search;
+    history.replaceState(null, '', `/admin/sign-in?next=${encodeURIComponent(next)}`);
+    return show();
+  }
+  if (route.owner && session.role !== 'owner') {
+    document.title = 'Owners only – Blog admin';
+    replace(main, h('h1', { tabindex: '-1' }, 'Owners only'), h('p', {}, 'Only an owner of this site can use this page.'));
+    return;
+  }
+  markCurrent();
+  const params = path.match(route.path).groups || {};
+  const ctx = {
+    session,
+    params,
+    search: new URLSearchParams(location.search),
+    navigate,
+    signedIn,
+    setTitle: (title) => {
+      document.title = `${title} – Blog admin`;
+    },
+  };
+  replace(main);
+  try {
+    const result = await route.screen.render(main, ctx);
+    if (count !== renderCount) {
+      if (typeof result === 'function') result();
+      return;
+    }
+    if (typeof result === 'function') cleanup = result;
+  } catch (error) {
+    if (count !== renderCount) return;
+    if (error.status === 401) return;
+    alertMain(error);
+  }
+  const first = main.querySelector('h1');
+  if (first && shown > 0) first.focus();
+  shown++;
+}
+let shown = 0;
+
+// Links inside /admin/ change the screen, not the page.
+document.addEventListener('click', (event) => {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const a = event.target.closest('a[href]');
+  if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin) return;
+  if (!a.pathname.startsWith('/admin/') || a.pathname.startsWith('/admin/assets/')) return;
+  event.preventDefault();
+  if (a.pathname === location.pathname && a.search === location.search) return;
+  navigate(a.pathname + a.search);
+});
+window.addEventListener('popstate', () => show());
+
+onUnauthorized(() => {
+  if (!session) return;
+  session = null;
+  drawChrome();
+  const next = location.pathname + location.search;
+  navigate(`/admin/sign-in?next=${encodeURIComponent(next)}`, { replace: true });
+});
+
+async function start() {
+  // The server marks the page when the browser sent no session cookie: nothing to ask then.
+  const noCookie = document.querySelector('meta[name="admin-session"][content="none"]');
+  if (location.pathname !== '/admin/setup' && !noCookie) {
+    try {
+      const data = await api('GET', '/auth/session');
+      session = data.session;
+    } catch {
+      session = null;
+    }
+  }
+  drawChrome();
+  await show();
+}
+
+start();

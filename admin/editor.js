@@ -1,0 +1,156 @@
+import { api } from './api.js';
+import { busy, confirmDialog, field, h, heading, link, messageLine, replace, when } from './ui.js';
+import { statusText } from './posts.js';
+
+const PREVIEW_DELAY_MS = 300;
+
+const tagList = (text) => [...new Set(text.split(',').map((tag) => tag.trim()).filter(Boolean))];
+const orNull = (text) => (text.trim() === '' ? null : text);
+
+/** Where readers find a published post: the site's own domain once proven, else this server's /sites/<handle>/. */
+function publicUrl(site, post) {
+  const slug = encodeURIComponent(post.slug);
+  if (site && site.domain && site.domain.status === 'verified' && /^https?:\/\//.test(site.publicUrl)) return `${site.publicUrl.replace(/\/$/, '')}/${slug}/`;
+  return `/sites/${encodeURIComponent(site ? site.handle : '')}/${slug}/`;
+}
+
+/** /admin/posts/new and /admin/posts/:id: the fields, a live preview, and the actions. */
+export async function render(main, ctx) {
+  const isNew = !ctx.params.id;
+  let post = null;
+  const [loaded, siteData] = await Promise.all([isNew ? null : api('GET', `/posts/${encodeURIComponent(ctx.params.id)}`), api('GET', '/site').catch(() => null)]);
+  const site = siteData ? siteData.site : null;
+  if (loaded) post = loaded.post;
+  ctx.setTitle(isNew ? 'New post' : `Edit: ${post.title}`);
+
+  const title = h('input', { type: 'text', required: true, maxlength: 300, value: post ? post.title : '' });
+  const content = h('textarea', { rows: 16, class: 'content', value: post ? post.content || '' : '' });
+  const description = h('textarea', { rows: 2, value: post ? post.description || '' : '' });
+  const tags = h('input', { type: 'text', value: post ? post.tags.join(', ') : '' });
+  const category = h('input', { type: 'text', value: post ? post.category || '' : '' });
+  const slug = h('input', { type: 'text', value: post ? post.slug : '', pattern: '[a-z0-9]+(-[a-z0-9]+)*', autocapitalize: 'off', spellcheck: 'false' });
+
+  const slugField = field('Slug', slug, 'The address of the post: a-z, 0-9 and hyphens. A published post’s old address redirects.');
+  slugField.hidden = isNew;
+  const previewBody = h('div', { class: 'preview-body post-body' });
+  const preview = h('section', { class: 'preview', 'aria-labelledby': 'preview-heading' }, h('h2', { id: 'preview-heading' }, 'Preview'), previewBody);
+
+  const message = messageLine();
+  const state = h('p', { class: 'meta' });
+  const saveDraft = h('button', { type: 'submit', name: 'save' }, 'Save draft');
+  const save = h('button', { type: 'submit', name: 'save' }, 'Save');
+  const publish = h('button', { type: 'button' }, 'Publish');
+  const unpublish = h('button', { type: 'button', class: 'secondary' }, 'Unpublish');
+  const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
+  const actions = h('div', { class: 'actions' });
+
+  function drawState() {
+    const live = post && !post.isDraft;
+    replace(
+      state,
+      post ? h('span', { class: `badge ${live ? 'live' : 'draft'}` }, statusText(post)) : h('span', { class: 'badge draft' }, 'New draft'),
+      post ? ` Updated ${when(post.updatedAt)}` : '',
+      live && post.publishedAt ? ` · Published ${when(post.publishedAt)}` : '',
+      live ? [' · ', link(publicUrl(site, post), 'View public page', { class: 'public-link' })] : '',
+    );
+    replace(actions, live ? [save, unpublish] : [saveDraft, publish], post ? remove : null);
+  }
+
+  const form = h(
+    'form',
+    { class: 'editor', novalidate: true },
+    h(
+      'div',
+      { class: 'fields' },
+      field('Title', title),
+      field('Content', content, 'Markdown: # headings, **bold**, [links](https://…), lists, code.'),
+      field('Description', description, 'A sentence or two for lists, feeds and search engines.'),
+      field('Tags', tags, 'Separated by commas.'),
+      field('Category', category),
+      slugField,
+      message.el,
+      actions,
+    ),
+    preview,
+  );
+
+  function fields() {
+    const body = { title: title.value.trim(), content: content.value, description: orNull(description.value), tags: tagList(tags.value), category: orNull(category.value.trim()) };
+    if (post && slug.value.trim() && slug.value.trim() !== post.slug) body.slug = slug.value.trim();
+    return body;
+  }
+
+  /** Creates or updates the post with the fields, and the draft state when given. */
+  async function store(isDraft) {
+    const body = fields();
+    if (!body.title) {
+      title.focus();
+      throw new Error('A post needs a title.');
+    }
+    if (isDraft !== undefined) body.isDraft = isDraft;
+    if (!post) {
+      const created = await api('POST', '/posts', body);
+      const full = await api('GET', `/posts/${encodeURIComponent(created.post.id)}`);
+      post = full.post;
+      history.replaceState(null, '', `/admin/posts/${encodeURIComponent(post.id)}`);
+      ctx.setTitle(`Edit: ${post.title}`);
+    } else {
+      post = (await api('PATCH', `/posts/${encodeURIComponent(post.id)}`, body)).post;
+    }
+    slug.value = post.slug;
+    slugField.hidden = false;
+    drawState();
+  }
+
+  const act = (button, work, busyText, done) => async (event) => {
+    if (event) event.preventDefault();
+    message.clear();
+    try {
+      await busy(button, work, busyText);
+      message.ok(done());
+    } catch (error) {
+      message.error(error);
+    }
+  };
+
+  form.addEventListener('submit', (event) => {
+    const button = post && !post.isDraft ? save : saveDraft;
+    act(button, () => store(), 'Saving…', () => (post.isDraft ? 'Draft saved.' : 'Saved.'))(event);
+  });
+  publish.addEventListener('click', act(publish, () => store(false), 'Publishing…', () => 'Published.'));
+  unpublish.addEventListener('click', act(unpublish, () => store(true), 'Unpublishing…', () => 'Unpublished: the public page is gone.'));
+  remove.addEventListener('click', async () => {
+    if (!(await confirmDialog(`Delete “${post.title}” for good? This cannot be undone.`))) return;
+    try {
+      await busy(remove, () => api('DELETE', `/posts/${encodeURIComponent(post.id)}`), 'Deleting…');
+      ctx.navigate('/admin/posts');
+    } catch (error) {
+      message.error(error);
+    }
+  });
+
+  // The preview follows the typing, rendered by the server exactly as the public page will be.
+  let timer = null;
+  let asked = 0;
+  async function refreshPreview() {
+    const mine = ++asked;
+    try {
+      const data = await api('POST', '/posts/preview', { content: content.value });
+      if (mine !== asked) return;
+      // Server-rendered and sanitised (raw HTML escaped, unsafe links dropped): the one place markup is set.
+      previewBody.innerHTML = data.html;
+      if (!data.html) replace(previewBody, h('p', { class: 'muted' }, 'Nothing to preview yet.'));
+    } catch (error) {
+      if (mine === asked) replace(previewBody, h('p', { class: 'message error' }, `No preview: ${error.message}`));
+    }
+  }
+  content.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(refreshPreview, PREVIEW_DELAY_MS);
+  });
+
+  drawState();
+  main.append(h('p', { class: 'crumbs' }, link('/admin/posts', '← Posts')), heading(isNew ? 'New post' : 'Edit post'), state, form);
+  await refreshPreview();
+  return () => clearTimeout(timer);
+}

@@ -1,0 +1,75 @@
+import { api } from './api.js';
+import { busy, field, h, heading, link, messageLine, replace } from './ui.js';
+
+export async function render(main, ctx) {
+  ctx.setTitle('Settings');
+  let { site } = await api('GET', '/site');
+  const name = h('input', { type: 'text', required: true, maxlength: 100, value: site.name });
+  const handle = h('input', { type: 'text', required: true, value: site.handle, autocapitalize: 'off', spellcheck: 'false' });
+  const url = h('input', { type: 'url', value: site.url || '', placeholder: 'https://blog.example.com' });
+  const description = h('textarea', { rows: 3, value: site.description || '' });
+  const language = h('input', { type: 'text', required: true, value: site.language, maxlength: 35 });
+  const perPage = h('input', { type: 'number', min: 1, max: 100, required: true, value: String(site.postsPerPage) });
+  const button = h('button', { type: 'submit' }, 'Save settings');
+  const message = messageLine();
+  const where = h('div');
+
+  function drawWhere() {
+    const domain = site.domain;
+    let verify = null;
+    if (domain && domain.status === 'pending') {
+      const check = h('button', { type: 'button', class: 'secondary' }, 'Verify domain');
+      check.addEventListener('click', async () => {
+        message.clear();
+        try {
+          site = (await busy(check, () => api('POST', '/site/domain/verify'))).site;
+          message.ok('Domain verified.');
+          drawWhere();
+        } catch (error) {
+          message.error(error);
+        }
+      });
+      verify = h(
+        'div',
+        { class: 'card' },
+        h('p', {}, `${domain.host} is not proven yet. Add this DNS TXT record, then verify:`),
+        domain.verification ? h('p', {}, h('code', { class: 'wrap' }, `${domain.verification.name} TXT ${domain.verification.value}`)) : null,
+        check,
+      );
+    }
+    replace(where, h('p', {}, 'Readers find the site at ', /^https?:\/\//.test(site.publicUrl) ? link(site.publicUrl, site.publicUrl, { class: 'wrap' }) : h('span', { class: 'wrap' }, site.publicUrl), domain && domain.status === 'verified' ? ` (${domain.host} verified)` : ''), verify);
+  }
+
+  const form = h(
+    'form',
+    { class: 'card' },
+    field('Name', name),
+    field('Handle', handle, 'Pages live at /sites/<handle>/.'),
+    field('URL', url, 'The site’s own domain, optional; it serves the site once proven by DNS.'),
+    field('Description', description),
+    h('div', { class: 'grid' }, field('Language', language, 'A language tag such as en or en-GB.'), field('Posts per page', perPage)),
+    message.el,
+    h('div', { class: 'actions' }, button),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    message.clear();
+    const body = {
+      name: name.value.trim(),
+      handle: handle.value.trim(),
+      url: url.value.trim() || null,
+      description: description.value.trim() || null,
+      language: language.value.trim(),
+      postsPerPage: Number(perPage.value),
+    };
+    try {
+      site = (await busy(button, () => api('PATCH', '/site', body), 'Saving…')).site;
+      message.ok('Settings saved.');
+      drawWhere();
+    } catch (error) {
+      message.error(error);
+    }
+  });
+  drawWhere();
+  main.append(heading('Settings'), where, form);
+}

@@ -1,0 +1,79 @@
+import t from 'tap';
+import { buildTestApp } from '../helpers/app.js';
+import { invite, noChromium, openBrowser, setUp } from './browser-helpers.js';
+
+/**
+ * Posts written to attack whoever looks at them (a client or a model can write anything) stay
+ * text in every admin screen: no script, event handler or javascript: link runs, in the list,
+ * the editor or the preview.
+ */
+const PWN = 'window.__pwned = (window.__pwned || 0) + 1';
+const HOSTILE = {
+  title: `<img src=x onerror="${PWN}; alert('title')"><script>${PWN}; alert('title')</script>`,
+  description: `<svg onload="${PWN}; alert('description')"></svg>`,
+  content: [
+    '# Innocent heading',
+    `<script>${PWN}; alert('content')</script>`,
+    `<img src=x onerror="${PWN}; alert('img')">`,
+    `[click me](javascript:${encodeURIComponent(PWN)})`,
+    `<a href="javascript:${PWN}">raw link</a>`,
+    `![pic](javascript:${encodeURIComponent(PWN)})`,
+    `<iframe src="javascript:${PWN}"></iframe>`,
+    `<details open ontoggle="${PWN}">x</details>`,
+  ].join('\n\n'),
+  category: '"><img src=x onerror="alert(1)">',
+  tags: ['<b onmouseover="alert(1)">tag</b>'],
+};
+
+t.test('hostile post content never runs in the admin UI', { skip: noChromium }, async (t) => {
+  const ctx = await buildTestApp(t);
+  const created = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { ...HOSTILE, isDraft: true } });
+  t.equal(created.statusCode, 201, created.body);
+  const postId = created.json().data.post.id;
+  const token = await invite(t, ctx, 'owner@example.com');
+  const b = await openBrowser(t, ctx);
+  const { page, origin } = b;
+  await setUp(b, token);
+
+  /** Elements in the page carrying an event-handler attribute, script elements in main, and javascript: URLs. */
+  const injected = () =>
+    page.evaluate(() => {
+      const all = [...document.querySelectorAll('*')];
+      return {
+        handlers: all.filter((el) => [...el.attributes].some((attr) => attr.name.startsWith('on'))).map((el) => el.outerHTML.slice(0, 80)),
+        scripts: [...document.querySelectorAll('main script, main iframe, main svg')].map((el) => el.outerHTML.slice(0, 80)),
+        jsUrls: all.filter((el) => [...el.attributes].some((attr) => /^\s*javascript:/i.test(attr.value))).map((el) => el.outerHTML.slice(0, 80)),
+        pwned: (window as unknown as { __pwned?: number }).__pwned ?? 0,
+      };
+    });
+  const clean = { handlers: [], scripts: [], jsUrls: [], pwned: 0 };
+
+  // The list shows the title as text.
+  await page.getByRole('link', { name: HOSTILE.title }).waitFor();
+  t.ok(await page.getByText(HOSTILE.tags[0]).isVisible(), 'the tag shows as text');
+  t.same(await injected(), clean, 'the post list: nothing injected, nothing ran');
+
+  // The editor: fields hold the text, the preview holds the server-sanitised HTML.
+  await page.getByRole('link', { name: HOSTILE.title }).click();
+  await page.waitForURL(`${origin}/admin/posts/${postId}`);
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await preview.getByRole('heading', { name: 'Innocent heading' }).waitFor();
+  t.equal(await page.getByLabel('Title').inputValue(), HOSTILE.title, 'the title field holds the text as it is');
+  t.equal(await page.getByLabel('Category').inputValue(), HOSTILE.category);
+  t.ok(await preview.getByText(`<script>${PWN}; alert('content')</script>`).isVisible(), 'raw HTML shows as text in the preview');
+  t.equal(await preview.getByRole('link').count(), 0, 'no javascript: link made it into the preview');
+  // Clicking where the link text is does nothing either.
+  await preview.getByText('click me').click();
+  t.same(await injected(), clean, 'the editor and preview: nothing injected, nothing ran');
+
+  // Typing more hostile Markdown into the editor previews it inert too.
+  await page.getByLabel('Content').fill(`${HOSTILE.content}\n\n## Typed <img src=x onerror="${PWN}">`);
+  await preview.getByRole('heading', { name: /^Typed/ }).waitFor();
+  t.same(await injected(), clean, 'the live preview of typed Markdown: nothing ran');
+  await page.getByRole('button', { name: 'Save draft' }).click();
+  await page.getByText('Draft saved.').waitFor();
+  t.same(await injected(), clean, 'after saving: nothing ran');
+
+  t.same(b.dialogs, [], 'no dialog opened');
+  t.same(b.problems, [], 'no console errors, page errors or failed requests');
+});
