@@ -1112,11 +1112,6 @@ export interface operations {
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
                                  */
-                                publishAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC with milliseconds
-                                 */
                                 createdAt: string;
                                 /**
                                  * Format: date-time
@@ -1335,11 +1330,6 @@ export interface operations {
                             tags: string[];
                             authorId: string | null;
                             isDraft: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC with milliseconds
-                             */
-                            publishAt: string | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC with milliseconds

@@ -77,7 +77,6 @@ export const PostSummary = Type.Object({
   tags: Type.Array(Type.String()),
   authorId: NullableString,
   isDraft: Type.Boolean(),
-  publishAt: Type.Union([Timestamp, Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
