@@ -4,6 +4,14 @@ import { statusText } from './posts.js';
 
 const PREVIEW_DELAY_MS = 300;
 
+/** An ISO time as a datetime-local input shows it: in the person's own time zone, to the minute. */
+const localInput = (iso) => {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const timeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'your time zone';
+
 const tagList = (text) => [...new Set(text.split(',').map((tag) => tag.trim()).filter(Boolean))];
 const orNull = (text) => (text.trim() === '' ? null : text);
 
@@ -28,6 +36,7 @@ export async function render(main, ctx) {
   const description = h('textarea', { rows: 2, value: post ? post.description || '' : '' });
   const tags = h('input', { type: 'text', value: post ? post.tags.join(', ') : '' });
   const category = h('input', { type: 'text', value: post ? post.category || '' : '' });
+  const publishAt = h('input', { type: 'datetime-local', value: post ? localInput(post.publishAt) : '' });
   const slug = h('input', { type: 'text', value: post ? post.slug : '', pattern: '[a-z0-9]+(-[a-z0-9]+)*', autocapitalize: 'off', spellcheck: 'false' });
 
   const slugField = field('Slug', slug, 'The address of the post: a-z, 0-9 and hyphens. A published post’s old address redirects.');
@@ -40,6 +49,9 @@ export async function render(main, ctx) {
   const saveDraft = h('button', { type: 'submit', name: 'save' }, 'Save draft');
   const save = h('button', { type: 'submit', name: 'save' }, 'Save');
   const publish = h('button', { type: 'button' }, 'Publish');
+  const schedule = h('button', { type: 'button', class: 'secondary' }, 'Schedule');
+  const unschedule = h('button', { type: 'button', class: 'secondary' }, 'Cancel schedule');
+  const publishAtField = field('Publish at', publishAt, `In your time zone (${timeZone()}); kept in UTC. “Schedule” publishes the draft then.`);
   const unpublish = h('button', { type: 'button', class: 'secondary' }, 'Unpublish');
   const remove = h('button', { type: 'button', class: 'danger' }, 'Delete');
   const actions = h('div', { class: 'actions' });
@@ -53,7 +65,9 @@ export async function render(main, ctx) {
       live && post.publishedAt ? ` · Published ${when(post.publishedAt)}` : '',
       live ? [' · ', link(publicUrl(site, post), 'View public page', { class: 'public-link' })] : '',
     );
-    replace(actions, live ? [save, unpublish] : [saveDraft, publish], post ? remove : null);
+    publishAtField.hidden = live;
+    const scheduled = post && post.isDraft && post.publishAt;
+    replace(actions, live ? [save, unpublish] : [saveDraft, publish, schedule, scheduled ? unschedule : null], post ? remove : null);
   }
 
   const form = h(
@@ -68,6 +82,7 @@ export async function render(main, ctx) {
       field('Tags', tags, 'Separated by commas.'),
       field('Category', category),
       slugField,
+      publishAtField,
       message.el,
       actions,
     ),
@@ -81,8 +96,8 @@ export async function render(main, ctx) {
   }
 
   /** Creates or updates the post with the fields, and the draft state when given. */
-  async function store(isDraft) {
-    const body = fields();
+  async function store(isDraft, extra = {}) {
+    const body = { ...fields(), ...extra };
     if (!body.title) {
       title.focus();
       throw new Error('A post needs a title.');
@@ -99,6 +114,7 @@ export async function render(main, ctx) {
     }
     slug.value = post.slug;
     slugField.hidden = false;
+    publishAt.value = localInput(post.publishAt);
     drawState();
   }
 
@@ -118,6 +134,23 @@ export async function render(main, ctx) {
     act(button, () => store(), 'Saving…', () => (post.isDraft ? 'Draft saved.' : 'Saved.'))(event);
   });
   publish.addEventListener('click', act(publish, () => store(false), 'Publishing…', () => 'Published.'));
+  schedule.addEventListener(
+    'click',
+    act(
+      schedule,
+      () => {
+        if (!publishAt.value) {
+          publishAt.focus();
+          throw new Error('Choose the date and time to publish at.');
+        }
+        // A datetime-local value is read in the browser's own time zone; the API takes UTC.
+        return store(undefined, { publishAt: new Date(publishAt.value).toISOString() });
+      },
+      'Scheduling…',
+      () => `Scheduled for ${when(post.publishAt)}.`,
+    ),
+  );
+  unschedule.addEventListener('click', act(unschedule, () => store(undefined, { publishAt: null }), 'Cancelling…', () => 'Schedule cancelled: a draft again.'));
   unpublish.addEventListener('click', act(unpublish, () => store(true), 'Unpublishing…', () => 'Unpublished: the public page is gone.'));
   remove.addEventListener('click', async () => {
     if (!(await confirmDialog(`Delete “${post.title}” for good? This cannot be undone.`))) return;

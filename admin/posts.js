@@ -4,6 +4,7 @@ import { field, h, heading, link, pager, replace, select, when } from './ui.js';
 const STATUSES = [
   ['', 'Drafts and published'],
   ['draft', 'Drafts'],
+  ['scheduled', 'Scheduled'],
   ['published', 'Published'],
   ['unlisted', 'Unlisted'],
   ['all', 'All'],
@@ -11,7 +12,7 @@ const STATUSES = [
 const PAGE_SIZE = 20;
 
 export function statusText(post) {
-  if (post.isDraft) return 'Draft';
+  if (post.isDraft) return post.publishAt ? `Scheduled for ${when(post.publishAt)}` : 'Draft';
   return post.visibility === 'unlisted' ? 'Unlisted' : 'Published';
 }
 
