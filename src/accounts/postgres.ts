@@ -1,18 +1,11 @@
 import { and, asc, count, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { accountTokens, memberships, sessions, sites, users } from '../db/pg-schema.js';
-import { isUniqueViolation, type PgExecutor } from '../db/postgres.js';
+import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another instance got there first. */
-async function guardTaken(write: Promise<unknown>): Promise<void> {
-  try {
-    await write;
-  } catch (error) {
-    if (isUniqueViolation(error, 'users_email_unique') || isUniqueViolation(error, 'memberships_user_id_site_id_pk')) throw new TakenMeanwhile({ cause: error });
-    throw error;
-  }
-}
+const guardTaken = refusedByUnique(['users_email_unique', 'memberships_user_id_site_id_pk'], (cause) => new TakenMeanwhile({ cause }));
 
 const memberColumns = {
   id: users.id,

@@ -49,15 +49,17 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
 }
 
 /**
- * A write whose refusal by the unique index `constraint` becomes `taken(cause)`: the error a
- * store retries on when another instance took the value between its look and its write.
+ * A write whose refusal by one of the unique indexes `constraints` becomes `taken(cause)`: the
+ * error a store retries on (or answers 409 with) when another instance took the value between
+ * its look and its write.
  */
-export function refusedByUnique(constraint: string, taken: (cause: unknown) => Error): (write: PromiseLike<unknown>) => Promise<void> {
+export function refusedByUnique(constraints: string | readonly string[], taken: (cause: unknown) => Error): (write: PromiseLike<unknown>) => Promise<void> {
+  const names = typeof constraints === 'string' ? [constraints] : constraints;
   return async (write) => {
     try {
       await write;
     } catch (error) {
-      throw isUniqueViolation(error, constraint) ? taken(error) : error;
+      throw names.some((name) => isUniqueViolation(error, name)) ? taken(error) : error;
     }
   };
 }
