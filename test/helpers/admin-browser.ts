@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Test } from 'tap';
-import { tempDataDir, type TestApp } from '../helpers/app.js';
+import { tempDataDir, type TestApp } from './app.js';
 
 /** Driving the admin UI in headless Chromium (skipped, saying why, without one). */
 export const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
