@@ -22,6 +22,8 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = 'blog_session';
 
+const PURGE_INTERVAL_MS = 60 * 60_000;
+
 /**
  * The base of links to the service's own pages (the admin UI): PUBLIC_BASE_URL's origin when
  * set, else http://HOST:PORT (localhost for a wildcard HOST).
@@ -42,6 +44,24 @@ export default fp(
     // The stand-in hash an unknown email is checked against, made now: the first such sign-in costs what a wrong password does.
     void verifyPassword(null, '');
     app.decorate('serviceBaseUrl', serviceBaseUrl(config));
+
+    // Sessions and links nobody comes back to go once an hour (and at start).
+    const purge = async () => {
+      try {
+        const purged = await accounts.purgeEnded();
+        if (purged > 0) app.log.info({ purged }, 'deleted ended sessions and used or expired one-time links');
+      } catch (error) {
+        app.log.warn({ err: error }, 'could not delete ended sessions');
+      }
+    };
+    let purgeTimer: NodeJS.Timeout | null = null;
+    app.addHook('onListen', async () => {
+      void purge();
+      purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS).unref();
+    });
+    app.addHook('onClose', async () => {
+      if (purgeTimer) clearInterval(purgeTimer);
+    });
 
     const cookieOptions = (request: FastifyRequest) => ({
       path: '/',

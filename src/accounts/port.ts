@@ -38,6 +38,8 @@ export interface AccountPort {
   deleteSession(sessionId: string): void;
   /** Deletes the user's sessions that ended: past `now` (absolute end) or last seen before `idleBefore`. */
   deleteEndedSessionsOf(userId: string, now: Date, idleBefore: Date): void;
+  /** The same for every user, and the one-time links used or expired before `now`; answers how many rows went. */
+  deleteEnded(now: Date, idleBefore: Date): number;
   /** Ends the user's sessions: all, all but `exceptId`, or (with `siteId`) those on one site. */
   deleteSessionsOf(userId: string, exceptId: string | null, siteId: string | null): void;
 

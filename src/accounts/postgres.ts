@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { accountTokens, memberships, sessions, sites, users } from '../db/pg-schema.js';
 import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
@@ -73,6 +73,11 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
   deleteSession: async (tx, sessionId) => void (await tx.delete(sessions).where(eq(sessions.id, sessionId))),
   deleteEndedSessionsOf: async (tx, userId, now, idleBefore) =>
     void (await tx.delete(sessions).where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))),
+  deleteEnded: async (tx, now, idleBefore) => {
+    const ended = await tx.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore)));
+    const links = await tx.delete(accountTokens).where(or(lt(accountTokens.expiresAt, now), isNotNull(accountTokens.usedAt)));
+    return (ended.rowCount ?? 0) + (links.rowCount ?? 0);
+  },
   deleteSessionsOf: async (tx, userId, exceptId, siteId) =>
     void (await tx
       .delete(sessions)

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { accountTokens, memberships, sessions, sites, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
@@ -85,6 +85,9 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
       .delete(sessions)
       .where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))
       .run(),
+  deleteEnded: (tx, now, idleBefore) =>
+    tx.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))).run().changes +
+    tx.delete(accountTokens).where(or(lt(accountTokens.expiresAt, now), isNotNull(accountTokens.usedAt))).run().changes,
   deleteSessionsOf: (tx, userId, exceptId, siteId) =>
     void tx
       .delete(sessions)

@@ -188,6 +188,17 @@ export class AccountStore {
     return { user: { id: auth.userId, email: auth.email }, site: auth.site, role: auth.role, sites };
   }
 
+  /**
+   * Deletes every user's ended sessions and the one-time links used or expired: those nobody
+   * comes back to (a session is otherwise deleted when it is next used, or when its user signs
+   * in again). Answers how many rows went.
+   */
+  purgeEnded(): Promise<number> {
+    const now = new Date(this.now());
+    const idleBefore = new Date(now.getTime() - this.lifetimes.idleMs);
+    return this.db.write(() => ask('accounts', 'deleteEnded', now, idleBefore));
+  }
+
   /** Ends the session on the server. */
   signOut(sessionId: string): Promise<void> {
     return this.db.write(() => ask('accounts', 'deleteSession', sessionId));

@@ -184,3 +184,22 @@ t.test('idle and absolute ends, through the API', async (t) => {
   t.equal((await asUser(ctx, old, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 401, 'past its absolute end');
   t.equal(await ctx.count('select count(*) as n from sessions'), 2);
 });
+
+t.test('ended sessions nobody comes back to, and used or expired links, are swept', async (t) => {
+  const ctx = await buildTestApp(t);
+  await addUser(ctx, 'gone@example.com', 'editor');
+  await addUser(ctx, 'here@example.com', 'editor');
+  const at = (ms: number) => (onPostgres ? new Date(ms) : ms);
+  await signIn(ctx, 'gone@example.com');
+  const here = await signIn(ctx, 'here@example.com');
+  // The first never comes back: idle past SESSION_IDLE_HOURS.
+  await ctx.rows("update sessions set last_seen_at = ? where user_id = (select id from users where email = 'gone@example.com') returning id", at(Date.now() - 8 * 86_400_000));
+  const linksBefore = await ctx.count('select count(*) as n from account_tokens');
+  const usedOrExpired = await ctx.count('select count(*) as n from account_tokens where used_at is not null or expires_at < ?', at(Date.now()));
+  const purged = await ctx.app.accounts.purgeEnded();
+  t.equal(purged, 1 + usedOrExpired, 'the idle session and the links that can no longer be used');
+  t.equal(await ctx.count("select count(*) as n from sessions where user_id = (select id from users where email = 'gone@example.com')"), 0);
+  t.equal(await ctx.count('select count(*) as n from account_tokens'), linksBefore - usedOrExpired, 'links still usable stay');
+  t.equal((await asUser(ctx, here, { method: 'GET', url: '/api/v1/auth/session' })).statusCode, 200, 'a live session stays');
+  t.equal(await ctx.app.accounts.purgeEnded(), 0, 'nothing more the second time');
+});
