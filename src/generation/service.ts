@@ -1,4 +1,5 @@
 import type { Config, GeneratorMode } from '../config.js';
+import { normalizeModelName } from '../ollama-models.js';
 import { BuiltinGenerator } from './builtin/index.js';
 import { BuiltinWorkerPool } from './builtin/pool.js';
 import { GeneratorUnavailableError, UnknownModelError } from './errors.js';
@@ -39,12 +40,6 @@ export const MODEL_LIST_TTL_MS = 30_000;
 
 /** The name a request uses to ask for the offline composer. */
 export const BUILTIN_MODEL_ALIAS = 'builtin';
-
-/** Ollama reads a name without a tag as ":latest" ("llama3.2" is "llama3.2:latest"). */
-export function normalizeModelName(name: string): string {
-  const lastSegment = name.slice(name.lastIndexOf('/') + 1);
-  return lastSegment.includes(':') ? name : `${name}:latest`;
-}
 
 function hasModel(installed: readonly string[], model: string): boolean {
   const wanted = normalizeModelName(model);

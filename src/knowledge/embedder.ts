@@ -1,5 +1,5 @@
 import { Ollama, type Fetch } from 'ollama';
-import { normalizeModelName } from '../generation/service.js';
+import { normalizeModelName } from '../ollama-models.js';
 
 /**
  * Why embeddings cannot be made now: Ollama down, slow, or without the model. Not the job's

@@ -7,7 +7,8 @@ import {
 } from '../../src/generation/errors.js';
 import { OllamaGenerator } from '../../src/generation/ollama.js';
 import { buildMessages, parseGeneratedPost, POST_JSON_SCHEMA } from '../../src/generation/prompt.js';
-import { GeneratorService, normalizeModelName, type GeneratorConfig } from '../../src/generation/service.js';
+import { GeneratorService, type GeneratorConfig } from '../../src/generation/service.js';
+import { normalizeModelName } from '../../src/ollama-models.js';
 import type { GenerationRequest } from '../../src/generation/types.js';
 import { answerWith, closedPortUrl, hangingAnswer, sendJson, startFakeOllama, validPost } from '../helpers/fake-ollama.js';
 

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { normalizeModelName } from '../../src/generation/service.js';
+import { normalizeModelName } from '../../src/ollama-models.js';
 
 // ---------------------------------------------------------------------------------------------
 // A fake Ollama speaking the wire protocol: GET /api/tags, POST /api/chat streamed as NDJSON.
