@@ -1,5 +1,5 @@
 import { api, query } from './api.js';
-import { busy, confirmDialog, field, h, heading, link, messageLine, poll, replace, select, when } from './ui.js';
+import { busy, confirmedAction, field, h, heading, link, messageLine, poll, replace, select, when } from './ui.js';
 import { LENGTHS, STYLES, TONES, generationOptions } from './options.js';
 
 const POLL_MS = 1000;
@@ -61,15 +61,10 @@ export async function render(main, ctx) {
     let cancel = null;
     if (task.status === 'pending') {
       cancel = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Cancel “${task.topic}”` }, 'Cancel');
-      cancel.addEventListener('click', async () => {
-        if (!(await confirmDialog(`Cancel the post “${task.topic}”?`, 'Cancel task'))) return;
-        try {
-          await busy(cancel, () => api('DELETE', `/tasks/${encodeURIComponent(task.id)}`));
-          await refresh();
-        } catch (error) {
-          message.error(error);
-        }
-      });
+      confirmedAction(cancel, { question: `Cancel the post “${task.topic}”?`, action: 'Cancel task' }, async () => {
+        await api('DELETE', `/tasks/${encodeURIComponent(task.id)}`);
+        await refresh();
+      }, message);
     }
     return h(
       'li',

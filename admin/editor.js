@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { busy, confirmDialog, field, h, heading, link, messageLine, replace, when } from './ui.js';
+import { busy, confirmedAction, field, h, heading, link, messageLine, replace, when } from './ui.js';
 import { statusText } from './posts.js';
 
 const PREVIEW_DELAY_MS = 300;
@@ -152,15 +152,11 @@ export async function render(main, ctx) {
   );
   unschedule.addEventListener('click', act(unschedule, () => store(undefined, { publishAt: null }), 'Cancelling…', () => 'Schedule cancelled: a draft again.'));
   unpublish.addEventListener('click', act(unpublish, () => store(true), 'Unpublishing…', () => 'Unpublished: the public page is gone.'));
-  remove.addEventListener('click', async () => {
-    if (!(await confirmDialog(`Delete “${post.title}” for good? This cannot be undone.`))) return;
-    try {
-      await busy(remove, () => api('DELETE', `/posts/${encodeURIComponent(post.id)}`), 'Deleting…');
-      ctx.navigate('/admin/posts');
-    } catch (error) {
-      message.error(error);
-    }
-  });
+  // The question names the post's title as saved when the button is pressed.
+  confirmedAction(remove, { get question() { return `Delete “${post.title}” for good? This cannot be undone.`; }, busyText: 'Deleting…' }, async () => {
+    await api('DELETE', `/posts/${encodeURIComponent(post.id)}`);
+    ctx.navigate('/admin/posts');
+  }, message);
 
   // The preview follows the typing, rendered by the server exactly as the public page will be.
   let timer = null;

@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { busy, confirmDialog, h, heading, messageLine, replace, secretBox, when } from './ui.js';
+import { busy, confirmedAction, h, heading, messageLine, replace, secretBox, when } from './ui.js';
 
 export async function render(main, ctx) {
   ctx.setTitle('API keys');
@@ -32,16 +32,11 @@ export async function render(main, ctx) {
           let revoke = null;
           if (!key.revokedAt) {
             revoke = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke ${key.prefix}…` }, 'Revoke');
-            revoke.addEventListener('click', async () => {
-              if (!(await confirmDialog(`Revoke the key ${key.prefix}…? Programs using it stop working at once.`, 'Revoke'))) return;
-              try {
-                await busy(revoke, () => api('DELETE', `/keys/${encodeURIComponent(key.id)}`));
-                message.ok(`Revoked ${key.prefix}…`);
-                await load();
-              } catch (error) {
-                message.error(error);
-              }
-            });
+            confirmedAction(revoke, { question: `Revoke the key ${key.prefix}…? Programs using it stop working at once.`, action: 'Revoke' }, async () => {
+              await api('DELETE', `/keys/${encodeURIComponent(key.id)}`);
+              message.ok(`Revoked ${key.prefix}…`);
+              await load();
+            }, message);
           }
           return h(
             'li',

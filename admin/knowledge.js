@@ -1,5 +1,5 @@
 import { api, query } from './api.js';
-import { busy, confirmDialog, field, h, heading, messageLine, poll, replace, when } from './ui.js';
+import { busy, confirmedAction, field, h, heading, messageLine, poll, replace, when } from './ui.js';
 
 const ACCEPT = '.txt,.md,.pdf,.doc,.docx,.csv';
 const POLL_MS = 1000;
@@ -49,16 +49,11 @@ export async function render(main, ctx) {
         { class: 'rows' },
         items.map((item) => {
           const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': `Delete ${item.name}` }, 'Delete');
-          remove.addEventListener('click', async () => {
-            if (!(await confirmDialog(`Delete “${item.name}” and its index?`))) return;
-            try {
-              await busy(remove, () => api('DELETE', `/knowledge/${encodeURIComponent(item.id)}`));
-              message.ok(`Deleted ${item.name}.`);
-              await load();
-            } catch (error) {
-              message.error(error);
-            }
-          });
+          confirmedAction(remove, { question: `Delete “${item.name}” and its index?` }, async () => {
+            await api('DELETE', `/knowledge/${encodeURIComponent(item.id)}`);
+            message.ok(`Deleted ${item.name}.`);
+            await load();
+          }, message);
           return h(
             'li',
             { class: 'row', 'data-status': item.status },

@@ -91,6 +91,22 @@ export function confirmDialog(question, action = 'Delete') {
   });
 }
 
+/**
+ * A button that asks first (confirmDialog) and then does `work` with the button busy; a
+ * failure is shown on `message`. For every action that cannot be undone. `ask` is read at
+ * each press (a getter may name what the page shows by then).
+ */
+export function confirmedAction(button, ask, work, message) {
+  button.addEventListener('click', async () => {
+    if (!(await confirmDialog(ask.question, ask.action))) return;
+    try {
+      await busy(button, work, ask.busyText);
+    } catch (error) {
+      message.error(error);
+    }
+  });
+}
+
 /** Runs `work` with the button disabled (and the form marked busy) until it settles. */
 export async function busy(button, work, busyText) {
   const text = button.textContent;

@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { busy, confirmDialog, field, h, heading, messageLine, nextId, replace, secretBox, select, when } from './ui.js';
+import { busy, confirmedAction, field, h, heading, messageLine, nextId, replace, secretBox, select, when } from './ui.js';
 
 const ROLES = [['editor', 'Editor'], ['owner', 'Owner']];
 
@@ -72,16 +72,11 @@ export async function render(main, ctx) {
             }
           });
           const remove = h('button', { type: 'button', class: 'danger small' }, 'Remove');
-          remove.addEventListener('click', async () => {
-            if (!(await confirmDialog(`Remove ${user.email} from this site?`, 'Remove'))) return;
-            try {
-              await busy(remove, () => api('DELETE', `/users/${encodeURIComponent(user.id)}`));
-              message.ok(`Removed ${user.email}.`);
-              await load();
-            } catch (error) {
-              message.error(error);
-            }
-          });
+          confirmedAction(remove, { question: `Remove ${user.email} from this site?`, action: 'Remove' }, async () => {
+            await api('DELETE', `/users/${encodeURIComponent(user.id)}`);
+            message.ok(`Removed ${user.email}.`);
+            await load();
+          }, message);
           return h(
             'li',
             { class: 'row' },

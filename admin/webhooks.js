@@ -1,5 +1,5 @@
 import { api, query } from './api.js';
-import { busy, confirmDialog, field, h, heading, messageLine, replace, secretBox, when } from './ui.js';
+import { busy, confirmedAction, field, h, heading, messageLine, replace, secretBox, when } from './ui.js';
 
 const EVENTS = ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed'];
 
@@ -103,15 +103,10 @@ export async function render(main, ctx) {
             }
           });
           const rotate = h('button', { type: 'button', class: 'secondary small' }, 'Rotate secret');
-          rotate.addEventListener('click', async () => {
-            if (!(await confirmDialog('Rotate the signing secret? The old one keeps signing for a while.', 'Rotate'))) return;
-            try {
-              const data = await busy(rotate, () => api('POST', `/webhooks/${encodeURIComponent(hook.id)}/rotate-secret`));
-              replace(shown, secretBox(`New signing secret for ${hook.url} (shown only now: keep it)`, data.webhook.secret));
-            } catch (error) {
-              message.error(error);
-            }
-          });
+          confirmedAction(rotate, { question: 'Rotate the signing secret? The old one keeps signing for a while.', action: 'Rotate' }, async () => {
+            const data = await api('POST', `/webhooks/${encodeURIComponent(hook.id)}/rotate-secret`);
+            replace(shown, secretBox(`New signing secret for ${hook.url} (shown only now: keep it)`, data.webhook.secret));
+          }, message);
           const toggle = h('button', { type: 'button', class: 'secondary small' }, hook.enabled ? 'Disable' : 'Enable');
           toggle.addEventListener('click', async () => {
             try {
@@ -122,15 +117,10 @@ export async function render(main, ctx) {
             }
           });
           const remove = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-          remove.addEventListener('click', async () => {
-            if (!(await confirmDialog(`Delete the webhook to ${hook.url}?`))) return;
-            try {
-              await busy(remove, () => api('DELETE', `/webhooks/${encodeURIComponent(hook.id)}`));
-              await load();
-            } catch (error) {
-              message.error(error);
-            }
-          });
+          confirmedAction(remove, { question: `Delete the webhook to ${hook.url}?` }, async () => {
+            await api('DELETE', `/webhooks/${encodeURIComponent(hook.id)}`);
+            await load();
+          }, message);
           return h(
             'li',
             { class: 'row' },

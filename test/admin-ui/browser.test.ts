@@ -1,7 +1,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { buildTestApp, fixturesDir } from '../helpers/app.js';
-import { invite, noChromium, openBrowser, setUp, shoot, signIn } from '../helpers/admin-browser.js';
+import { invite, noChromium, openBrowser, setUp, shoot, signIn } from '../helpers/browser.js';
 
 /**
  * A person's day in the admin UI, in headless Chromium: signed in by a session (never an API

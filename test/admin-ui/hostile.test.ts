@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
-import { invite, noChromium, openBrowser, setUp } from '../helpers/admin-browser.js';
+import { invite, noChromium, openBrowser, setUp } from '../helpers/browser.js';
 
 /**
  * Posts written to attack whoever looks at them (a client or a model can write anything) stay

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { buildTestApp, waitFor } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { PASSWORD, invite, noChromium, openBrowser, setUp, shoot, signIn } from '../helpers/admin-browser.js';
+import { PASSWORD, invite, noChromium, openBrowser, setUp, shoot, signIn } from '../helpers/browser.js';
 
 /**
  * The owner's screens in Chromium: switching sites (and what an editor does not see), users,

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
-import { invite, noChromium, openBrowser, setUp, shoot } from '../helpers/admin-browser.js';
+import { invite, noChromium, openBrowser, setUp, shoot } from '../helpers/browser.js';
 
 /** Scheduling a post in the editor: a date and time in the person's zone, kept in UTC; marked in the list; cancelled. */
 t.test('the editor schedules a draft, the list marks it, and the schedule can be cancelled', { skip: noChromium }, async (t) => {

@@ -2,21 +2,15 @@ import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildTestApp, tempDataDir, type TestApp } from '../helpers/app.js';
+import { DESKTOP, launchChromium, noChromium, PHONE } from '../helpers/browser.js';
 
 /**
  * The public pages in a real browser: what a reader sees, follows and scrolls, on a phone and on
  * a desktop. Needs a Chromium on this machine (Debian: `apt-get install chromium`, or point
  * CHROMIUM_PATH at one); without it the test is skipped, saying why.
  */
-const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const missing = fs.existsSync(executablePath)
-  ? false
-  : `no Chromium at ${executablePath} (apt-get install chromium, or set CHROMIUM_PATH)`;
-
-const PHONE = { width: 375, height: 740 };
-const DESKTOP = { width: 1280, height: 900 };
 
 const POSTS = [
   {
@@ -59,7 +53,7 @@ async function noHorizontalScroll(page: Page): Promise<{ scrollWidth: number; in
   return page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
 }
 
-t.test('public pages in Chromium', { skip: missing }, async (t) => {
+t.test('public pages in Chromium', { skip: noChromium }, async (t) => {
   const ctx = await buildTestApp(t);
   const published = [];
   for (const post of POSTS) published.push({ ...post, ...(await createPost(t, ctx, post, false)) });
@@ -75,16 +69,7 @@ t.test('public pages in Chromium', { skip: missing }, async (t) => {
   const tmp = tempDataDir(t);
   const shots = path.join(tmp, 'screenshots');
   fs.mkdirSync(shots);
-  const context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
-    executablePath,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: DESKTOP,
-    timeout: 30_000,
-  });
-  t.teardown(() => context.close());
-  context.setDefaultTimeout(10_000);
-  const page = context.pages()[0] ?? (await context.newPage());
+  const { page } = await launchChromium(t, tmp);
 
   const problems: string[] = [];
   const requests: string[] = [];

@@ -25,15 +25,12 @@ export interface Browser {
   shots: string;
 }
 
-/** Listens on a free port and opens a fresh Chromium profile on it; closed when the test ends. */
-export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
-  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  const origin = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-  const tmp = tempDataDir(t);
-  // ADMIN_UI_SHOTS keeps them somewhere to look at; by default they go with the temporary folder.
-  const shots = process.env.ADMIN_UI_SHOTS || path.join(tmp, 'screenshots');
-  fs.mkdirSync(shots, { recursive: true });
-  const context = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
+/**
+ * Headless Chromium on a fresh profile in `dir`, closed when the test ends (before the folder
+ * goes: teardowns run last-registered first). No network of its own: no updates, sync or probes.
+ */
+export async function launchChromium(t: Test, dir: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -42,7 +39,18 @@ export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
   });
   t.teardown(() => context.close());
   context.setDefaultTimeout(20_000);
-  const page = context.pages()[0] ?? (await context.newPage());
+  return { context, page: context.pages()[0] ?? (await context.newPage()) };
+}
+
+/** Listens on a free port and opens a fresh Chromium profile on it; closed when the test ends. */
+export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  const origin = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+  const tmp = tempDataDir(t);
+  // ADMIN_UI_SHOTS keeps them somewhere to look at; by default they go with the temporary folder.
+  const shots = process.env.ADMIN_UI_SHOTS || path.join(tmp, 'screenshots');
+  fs.mkdirSync(shots, { recursive: true });
+  const { context, page } = await launchChromium(t, tmp);
   const problems: string[] = [];
   const requests: string[] = [];
   const dialogs: string[] = [];
