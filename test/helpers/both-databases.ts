@@ -1,10 +1,10 @@
 import type { Test } from 'tap';
 import { openDatabase, type DbHandle } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
+import type { PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import { tempDataDir } from './app.js';
-import { startPostgres } from './postgres.js';
+import { openTestPostgres, startPostgres } from './postgres.js';
 
 /** A SQLite and a PostgreSQL database holding the same sites, for tests that compare the two. */
 export interface Databases {
@@ -18,8 +18,7 @@ export async function bothDatabases(t: Test, sites: (typeof sqliteSchema.sites.$
   const sqliteHandle = openDatabase(tempDataDir(t));
   t.teardown(() => sqliteHandle.close());
   const url = await startPostgres(t);
-  const pg = await openPostgres(url, { poolMax: 4 });
-  t.teardown(() => pg.close());
+  const pg = await openTestPostgres(t, url);
   for (const site of sites) {
     sqliteHandle.db.insert(sqliteSchema.sites).values(site).run();
     await pg.db.insert(pgSchema.sites).values(site);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import tap from 'tap';
+import { openPostgres, type PostgresHandle, type PostgresOptions } from '../../src/db/postgres.js';
 
 // ---------------------------------------------------------------------------------------------
 // A throwaway PostgreSQL for tests: one cluster per test process, started on first use (a copy
@@ -268,4 +269,11 @@ export async function stopPostgres(): Promise<void> {
 export async function restartPostgres(): Promise<void> {
   const c = await controlled();
   if (!c.running) await startServer(c);
+}
+
+/** The service's connection to `url` (a small pool unless told), closed when the test ends. */
+export async function openTestPostgres(t: Teardown, url: string, options: PostgresOptions = { poolMax: 4 }): Promise<PostgresHandle> {
+  const handle = await openPostgres(url, options);
+  t.teardown(() => handle.close());
+  return handle;
 }

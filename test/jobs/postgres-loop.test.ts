@@ -2,14 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, eq, inArray } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs } from '../../src/db/pg-schema.js';
-import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
 import { JobLoop, type JobHandler, type JobLoopOptions } from '../../src/jobs/loop.js';
 import type { Job } from '../../src/jobs/store.js';
 import { postgresStores } from '../../src/stores/postgres.js';
 import { EFFECT, MARKS, SETTLED, markSteps } from '../helpers/job-effect.js';
 import { insertSite, markCount, SITE_ID } from '../helpers/pg-job-effect.js';
 import { waitFor } from '../helpers/app.js';
-import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { canControlPostgres, openTestPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 
 // The job loop over PostgreSQL's queue: the same rules as over SQLite's (test/jobs/loop.test.ts),
 // several loops on one database, and a database that goes away and comes back.
@@ -32,11 +31,7 @@ const noteKind = (run: NoteRun): JobHandler<NotePayload, string> => ({
 
 const silent = { info() {}, warn() {}, error() {} };
 
-async function open(t: Test, url: string, poolMax = 4): Promise<PostgresHandle> {
-  const handle = await openPostgres(url, { poolMax });
-  t.teardown(() => handle.close());
-  return handle;
-}
+const open = (t: Test, url: string, poolMax = 4) => openTestPostgres(t, url, { poolMax });
 
 async function setup(t: Test) {
   const url = await startPostgres(t);

@@ -3,14 +3,13 @@ import { once } from 'node:events';
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs } from '../../src/db/pg-schema.js';
-import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
 import { postgresStepDatabase } from '../../src/db/postgres-steps.js';
 import { enqueueSteps, JobQueue, type JobRow } from '../../src/jobs/store.js';
 import { postgresAdapters, postgresStores } from '../../src/stores/postgres.js';
 import { EFFECT, MARKS, markSteps } from '../helpers/job-effect.js';
 import { insertSite, markCount, SITE_ID } from '../helpers/pg-job-effect.js';
 import { nodeArgs } from '../helpers/built.js';
-import { postgresTests, startPostgres } from '../helpers/postgres.js';
+import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
 
 // The job queue on PostgreSQL, tested against a throwaway PostgreSQL: its rules
 // (test/jobs/loop.test.ts tests them on SQLite through the loop), then what only a database
@@ -23,11 +22,7 @@ const EXPIRED = 'Lease expired: the worker running it stopped answering';
 
 postgresTests(defineQueueTests);
 
-async function open(t: Test, url: string, poolMax = 4): Promise<PostgresHandle> {
-  const handle = await openPostgres(url, { poolMax });
-  t.teardown(() => handle.close());
-  return handle;
-}
+const open = (t: Test, url: string, poolMax = 4) => openTestPostgres(t, url, { poolMax });
 
 async function setup(t: Test) {
   const url = await startPostgres(t);

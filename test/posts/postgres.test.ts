@@ -3,7 +3,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { openPostgres, type PgExecutor, type PostgresHandle, type PostgresOptions } from '../../src/db/postgres.js';
+import type { PgExecutor, PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import { AppError } from '../../src/errors.js';
 import { enqueueSteps } from '../../src/jobs/store.js';
@@ -16,7 +16,7 @@ import type { RawJson } from '../../src/json.js';
 import { postResource } from '../../src/posts/view.js';
 import type { Stores } from '../../src/stores/index.js';
 import { tempDataDir } from '../helpers/app.js';
-import { postgresTests, startPostgres } from '../helpers/postgres.js';
+import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
 
 /** The posts of a list page (its JSON, as the API sends it). */
 const listed = (json: RawJson) => JSON.parse(json.text) as { id: string; slug: string; title: string; createdAt: string }[];
@@ -71,15 +71,10 @@ function sqliteBackend(t: Test): Backend & { service: PostStore } {
   };
 }
 
-async function open(t: Test, url: string, options: PostgresOptions = { poolMax: 4 }): Promise<PostgresHandle> {
-  const handle = await openPostgres(url, options);
-  t.teardown(() => handle.close());
-  return handle;
-}
 
 async function postgresBackend(t: Test): Promise<Backend & { store: PostStore; handle: PostgresHandle; url: string; stores: Stores }> {
   const url = await startPostgres(t);
-  const handle = await open(t, url);
+  const handle = await openTestPostgres(t, url);
   const { db } = handle;
   const s = pgSchema;
   await db.insert(s.sites).values(siteRow);
@@ -258,7 +253,7 @@ function definePostTests() {
   t.test('200 creates with one title at once, through two instances, all succeed with distinct slugs and creation times', async (t) => {
     const url = await startPostgres(t);
     // The creates of one site queue for its lock, and so for a connection of the pool: wait as long as it takes.
-    const instances = [await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 }), await open(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 })];
+    const instances = [await openTestPostgres(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 }), await openTestPostgres(t, url, { poolMax: 10, connectionTimeoutMs: 60_000 })];
     await instances[0].db.insert(pgSchema.sites).values(siteRow);
     const stores = instances.map((instance) => postgresStores(instance).posts);
     const now = at(0);

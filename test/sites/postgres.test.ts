@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
+import type { PostgresHandle } from '../../src/db/postgres.js';
 import type { Site } from '../../src/db/schema.js';
 import { AppError } from '../../src/errors.js';
 import type { PostInput, PostPatch, PostStore } from '../../src/posts/store.js';
@@ -18,7 +18,7 @@ import type { Stores } from '../../src/stores/index.js';
 import { postgresAdapters, postgresStores } from '../../src/stores/postgres.js';
 import { sqliteStores } from '../../src/stores/sqlite.js';
 import { tempDataDir } from '../helpers/app.js';
-import { postgresTests, startPostgres } from '../helpers/postgres.js';
+import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
 
 // Sites, API keys, settings (the sites store over each database's adapter) and the public
 // site's queries on PostgreSQL (pg-public.ts) against SQLite's: the same operations with the same clock give
@@ -81,11 +81,6 @@ function sqliteBackend(t: Test): SitesBackend {
   };
 }
 
-async function open(t: Test, url: string): Promise<PostgresHandle> {
-  const handle = await openPostgres(url, { poolMax: 4 });
-  t.teardown(() => handle.close());
-  return handle;
-}
 
 function postgresBackendOn(handle: PostgresHandle): SitesBackend {
   const stores = postgresStores(handle);
@@ -97,7 +92,7 @@ function postgresBackendOn(handle: PostgresHandle): SitesBackend {
 }
 
 async function postgresBackend(t: Test): Promise<SitesBackend> {
-  return postgresBackendOn(await open(t, await startPostgres(t)));
+  return postgresBackendOn(await openTestPostgres(t, await startPostgres(t)));
 }
 
 /** An AppError as the API reports it; anything else is a failure of the test. */
@@ -301,7 +296,7 @@ function defineSiteTests() {
 
   t.test('the first site is made once, also by instances starting together', async (t) => {
     const url = await startPostgres(t);
-    const instances = [postgresBackendOn(await open(t, url)), postgresBackendOn(await open(t, url))];
+    const instances = [postgresBackendOn(await openTestPostgres(t, url)), postgresBackendOn(await openTestPostgres(t, url))];
     const made = await Promise.all(instances.flatMap((instance) => [instance.bootstrapFirstSite('First', null), instance.bootstrapFirstSite('First', keyNamed('given'))]));
     t.equal(made.filter((result) => result !== null).length, 1, 'one of four bootstraps made a site');
     t.equal((await instances[0]!.listSites()).length, 1);
@@ -313,7 +308,7 @@ function defineSiteTests() {
 
   t.test('two instances racing for one handle: one gets it, the other the same conflict as a late comer', async (t) => {
     const url = await startPostgres(t);
-    const [a, b] = [postgresBackendOn(await open(t, url)), postgresBackendOn(await open(t, url))];
+    const [a, b] = [postgresBackendOn(await openTestPostgres(t, url)), postgresBackendOn(await openTestPostgres(t, url))];
     const sites = await Promise.all([a.createSite('Same name', at(0)), b.createSite('Same name', at(0)), a.createSite('Same name', at(0)), b.createSite('Same name', at(0))]);
     t.same(sites.map((site) => site.handle).sort(), ['same-name', 'same-name-2', 'same-name-3', 'same-name-4'], 'concurrent creates pick distinct handles');
     for (let round = 0; round < 5; round++) {
@@ -329,7 +324,7 @@ function defineSiteTests() {
     let commit!: () => void;
     let written!: () => void;
     const isWritten = new Promise<void>((resolve) => (written = resolve));
-    const holder = await open(t, url);
+    const holder = await openTestPostgres(t, url);
     const holding = holder.db.transaction(async (tx) => {
       await postgresStepDatabase(holder.db, postgresAdapters).runIn(tx, updateSettingsSteps(sites[2]!.id, { handle: 'held' }, at(2), {}));
       written();
@@ -346,7 +341,7 @@ function defineSiteTests() {
 
   t.test('a key revoked on one instance is refused by another within the documented bound', async (t) => {
     const url = await startPostgres(t);
-    const [first, second] = [await open(t, url), await open(t, url)];
+    const [first, second] = [await openTestPostgres(t, url), await openTestPostgres(t, url)];
     const authenticators = [];
     for (const handle of [first, second]) {
       const { sites } = postgresStores(handle);
@@ -382,7 +377,7 @@ function defineSiteTests() {
 
   t.test('a change signal that cannot poll turns the cache off instead of trusting it', async (t) => {
     const url = await startPostgres(t);
-    const handle = await open(t, url);
+    const handle = await openTestPostgres(t, url);
     const signal = new PgKeyChangeSignal(handle.db, { pollMs: 60_000, staleMs: 50 });
     await signal.watch(() => {});
     t.teardown(() => signal.close());
