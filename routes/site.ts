@@ -1,4 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Site } from '../src/db/schema.js';
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** The host a request was sent to, without a default port. */
 const hostOf = (request: FastifyRequest) => request.headers.host?.toLowerCase().replace(/:(80|443)$/, '');
@@ -10,6 +13,14 @@ const hostOf = (request: FastifyRequest) => request.headers.host?.toLowerCase().
 export default async function siteRoutes(app: FastifyInstance) {
   const schema = { hide: true };
 
+  /** An image file of the site (`media/<id>/<file>`): its name holds a hash of its content, so it never changes. */
+  async function sendMedia(site: Site, path: string, reply: FastifyReply): Promise<FastifyReply | null> {
+    const named = /^\/media\/([^/]+)\/([^/]+)$/.exec(path);
+    const found = named && (await app.media.open(site.id, named[1]!, named[2]!));
+    if (!found) return null;
+    return reply.header('Cache-Control', IMMUTABLE).header('Content-Length', found.size).type(found.contentType).send(found.stream);
+  }
+
   app.get('/sites/:handle', { schema }, async (request, reply) => {
     const { handle } = request.params as { handle: string };
     return reply.code(301).header('Location', `/sites/${encodeURIComponent(handle)}/`).send();
@@ -18,6 +29,10 @@ export default async function siteRoutes(app: FastifyInstance) {
   app.get('/sites/:handle/*', { schema }, async (request, reply) => {
     const { handle, '*': rest } = request.params as { handle: string; '*': string };
     const site = await app.publicSite.byHandle(handle);
+    if (site && rest.startsWith('media/')) {
+      const sent = await sendMedia(site, `/${rest}`, reply);
+      if (sent) return sent;
+    }
     const response = site ? await app.publicPages.page(site, `/sites/${site.handle}`, `/${rest}`) : await app.publicPages.noSite();
     return app.sendPublic(request, reply, response);
   });
@@ -28,6 +43,11 @@ export default async function siteRoutes(app: FastifyInstance) {
   app.get('/*', { schema }, async (request, reply) => {
     const site = await app.publicSite.byHost(hostOf(request));
     if (!site) return reply.callNotFound();
-    return app.sendPublic(request, reply, await app.publicPages.page(site, '', request.url.split('?')[0]));
+    const path = request.url.split('?')[0]!;
+    if (path.startsWith('/media/')) {
+      const sent = await sendMedia(site, path, reply);
+      if (sent) return sent;
+    }
+    return app.sendPublic(request, reply, await app.publicPages.page(site, '', path));
   });
 }

@@ -20,12 +20,14 @@ import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
 import publishingPlugin from '../plugins/publishing.js';
 import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
+import mediaPlugin from '../plugins/media.js';
 import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
 import sitesPlugin, { type SitesPluginOptions } from '../plugins/sites.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
+import mediaRoutes from '../routes/api/v1/media.js';
 import postRoutes from '../routes/api/v1/posts.js';
 import taskRoutes from '../routes/api/v1/tasks.js';
 import authRoutes from '../routes/api/v1/auth.js';
@@ -185,6 +187,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(authPlugin);
   await app.register(postsPlugin);
   await app.register(knowledgePlugin, { chunkSource: opts.chunkSource, indexer: opts.indexer, embeddings: opts.embeddings });
+  await app.register(mediaPlugin);
   await app.register(generatorPlugin, { generator: opts.generator });
   await app.register(jobsPlugin, opts.jobs ?? {});
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
@@ -199,6 +202,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
     async (api) => {
       await api.register(postRoutes);
       await api.register(knowledgeRoutes);
+      await api.register(mediaRoutes);
       await api.register(taskRoutes);
       await api.register(siteSettingsRoutes);
       await api.register(webhookRoutes);

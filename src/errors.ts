@@ -60,6 +60,8 @@ export const ERROR_CODES = [
   'INSUFFICIENT_STORAGE',
   'INVALID_TOKEN',
   'STORAGE_UNAVAILABLE',
+  'IMAGE_TOO_LARGE',
+  'INVALID_IMAGE',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -133,3 +133,24 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
  * longer than any request runs, short enough that a key whose instance died is free soon.
  */
 export const IDEMPOTENCY_RUNNING_LEASE_MS = 15 * 60_000;
+
+/** Image formats the media library takes (checked by content) and stores. */
+export const IMAGE_FORMATS = ['jpeg', 'png', 'webp', 'gif', 'avif'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+/** An image upload's largest size, 20 MiB. */
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+/** An image's largest pixel count (width x height x frames), checked from its header before it is decoded. */
+export const MAX_IMAGE_PIXELS = 50_000_000;
+/** The stored original's largest width; variants are made at these narrower widths (never wider than the original). */
+export const MAX_IMAGE_WIDTH = 2000;
+export const IMAGE_VARIANT_WIDTHS = [600, 1000, 1600] as const;
+export const MAX_ALT_LENGTH = 1000;
+
+/** A narrower copy of an image, stored beside its original. */
+export interface ImageVariant {
+  file: string;
+  format: ImageFormat;
+  width: number;
+  height: number;
+  sizeBytes: number;
+}

@@ -73,3 +73,4 @@ export const users = pgTableOf(tables.users);
 export const memberships = pgTableOf(tables.memberships);
 export const sessions = pgTableOf(tables.sessions);
 export const accountTokens = pgTableOf(tables.accountTokens);
+export const media = pgTableOf(tables.media);

@@ -23,6 +23,7 @@ export const users = sqliteTableOf(tables.users);
 export const memberships = sqliteTableOf(tables.memberships);
 export const sessions = sqliteTableOf(tables.sessions);
 export const accountTokens = sqliteTableOf(tables.accountTokens);
+export const media = sqliteTableOf(tables.media);
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;
@@ -36,3 +37,4 @@ export type UserRow = typeof users.$inferSelect;
 export type MembershipRow = typeof memberships.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
 export type AccountTokenRow = typeof accountTokens.$inferSelect;
+export type MediaRow = typeof media.$inferSelect;

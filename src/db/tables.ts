@@ -1,4 +1,4 @@
-import { JOB_STATUSES, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
+import { IMAGE_FORMATS, JOB_STATUSES, type ImageVariant, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
 import {
   bigInteger,
   boolean,
@@ -78,6 +78,10 @@ export const posts = defineTable(
     publishedAt: timestamp('published_at'),
     // A draft scheduled to be published at this time (a `publish-post` job of the queue does it).
     publishAt: timestamp('publish_at'),
+    // An image of the site's media library shown with the post (no foreign key: deleting the
+    // image clears it in the same transaction, see src/media), and its alt text for this post.
+    featureImage: text('feature_image'),
+    featureImageAlt: text('feature_image_alt'),
     // Which generator wrote the post (null for posts written by a client).
     generatorProvider: text('generator_provider'),
     generatorModel: text('generator_model'),
@@ -416,4 +420,32 @@ export const accountTokens = defineTable(
     usedAt: timestamp('used_at'),
   },
   (t) => [index('account_tokens_user_idx').on(t.userId)],
+);
+
+/**
+ * Images of a site's media library. Each is stored as its original (rotated upright, metadata
+ * removed, at most 2,000 px wide) and variants at narrower widths, under
+ * `<site_id>/media/<id>/<file>`, file names carrying a hash of the content (served immutable).
+ */
+export const media = defineTable(
+  'media',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    // The stored original's file name: `<name>-<hash>.<ext>`.
+    file: text('file').notNull(),
+    // What the uploader called it, made safe (shown in the library).
+    name: text('name').notNull(),
+    format: text('format', { enum: IMAGE_FORMATS }).notNull(),
+    width: integer('width').notNull(),
+    height: integer('height').notNull(),
+    alt: text('alt').notNull().default(''),
+    // Every stored file of the image together (original and variants): what it takes of the quota.
+    sizeBytes: bigInteger('size_bytes').notNull(),
+    variants: json('variants').$type<ImageVariant[]>().notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [index('media_site_created_idx').on(t.siteId, t.createdAt)],
 );

@@ -43,6 +43,10 @@ export interface ObjectStore {
   commit(tmpPath: string, storageKey: string): Promise<void>;
   /** Removes a temporary file (one already gone is fine). */
   discard(tmpPath: string): Promise<void>;
+  /** A new path among the temporary files, for a file made here (a processed image) to be committed. */
+  newTemporaryPath(): string;
+  /** The stored file's bytes as a stream, with their count; null when there is no such file. */
+  read(storageKey: string): Promise<{ stream: Readable; size: number } | null>;
   /** Calls `use` with a local path holding the stored file's bytes; a copy made for it is removed after. */
   withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T>;
   exists(storageKey: string): Promise<boolean>;

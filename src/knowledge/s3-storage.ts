@@ -136,6 +136,20 @@ export class S3Storage implements ObjectStore {
     return this.temporary.discard(tmpPath);
   }
 
+  newTemporaryPath(): string {
+    return this.temporary.newPath();
+  }
+
+  async read(storageKey: string): Promise<{ stream: Readable; size: number } | null> {
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(storageKey) }));
+      return { stream: object.Body as Readable, size: object.ContentLength ?? 0 };
+    } catch (error) {
+      if (isMissingObject(error)) return null;
+      throw this.failure('the stored file could not be read', error);
+    }
+  }
+
   async withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T> {
     const localPath = this.temporary.newPath();
     try {

@@ -55,6 +55,22 @@ export class FileStorage implements ObjectStore {
     return this.temporary.discard(tmpPath);
   }
 
+  newTemporaryPath(): string {
+    return this.temporary.newPath();
+  }
+
+  async read(storageKey: string): Promise<{ stream: Readable; size: number } | null> {
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(this.pathOf(storageKey), 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    const { size } = await handle.stat();
+    return { stream: handle.createReadStream(), size };
+  }
+
   /** The stored file itself: the disk needs no copy. */
   withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T> {
     return use(this.pathOf(storageKey));

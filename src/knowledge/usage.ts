@@ -44,13 +44,14 @@ export class SiteStorageUsage implements ChunkTextTally {
     this.textBytes.delete(siteId);
   }
 
-  /** Stored files plus their index, in bytes. */
+  /** Stored files (knowledge files and images) plus the knowledge index, in bytes. */
   usage(siteId: string): Promise<number> {
     return this.db.read(() => this.measure(siteId));
   }
 
   private *measure(siteId: string): Steps<number> {
-    const files = yield* ask('knowledgeUsage', 'fileBytes', siteId);
+    // Images of the media library count in the same quota.
+    const files = (yield* ask('knowledgeUsage', 'fileBytes', siteId)) + (yield* ask('media', 'totalBytes', siteId));
     let text = this.textBytes.get(siteId);
     if (text === undefined) this.textBytes.set(siteId, (text = yield* ask('knowledgeUsage', 'chunkTextBytes', siteId)));
     return storageUsage(files, text);
@@ -72,7 +73,7 @@ export function quotaExceeded(usageBytes: number, quotaBytes: number, uploadByte
   return new AppError(
     413,
     'QUOTA_EXCEEDED',
-    `The site's knowledge base uses ${formatSize(usageBytes)} of its ${formatSize(quotaBytes)} storage quota (files plus their index)${upload}. Delete files to make room`,
+    `The site uses ${formatSize(usageBytes)} of its ${formatSize(quotaBytes)} storage quota (knowledge files, their index and images)${upload}. Delete files or images to make room`,
     { usageBytes, quotaBytes, ...(uploadBytes === undefined ? {} : { fileBytes: uploadBytes }) },
   );
 }

@@ -42,6 +42,10 @@ export interface PostInput {
    * late) publishes at once, with this time as `publishedAt`.
    */
   publishAt?: Date | null;
+  /** An image of the site's media library (its id), shown with the post; null: none. */
+  featureImage?: string | null;
+  /** The feature image's alt text for this post (the image's own alt text when null). */
+  featureImageAlt?: string | null;
 }
 
 export interface PostOrigin {
@@ -126,7 +130,7 @@ export function cleanTitle(title: string): string {
   return trimmed;
 }
 
-const TEXT_FIELDS = ['title', 'slug', 'description', 'content', 'category', 'authorId'] as const;
+const TEXT_FIELDS = ['title', 'slug', 'description', 'content', 'category', 'authorId', 'featureImageAlt'] as const;
 
 /** The text fields (tags included) of `input` that fail `isAcceptable`, as error details. */
 function refusedText(input: PostPatch, isAcceptable: (text: string) => boolean, message: string): ErrorDetail[] {

@@ -26,6 +26,8 @@ export const POST_MEMBERS = {
   visibility: 'text',
   publishedAt: 'time',
   publishAt: 'time',
+  featureImage: 'text',
+  featureImageAlt: 'text',
   generatorProvider: 'hidden',
   generatorModel: 'hidden',
   sourceTaskId: 'hidden',

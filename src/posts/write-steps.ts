@@ -59,6 +59,17 @@ function* freeSlug(siteId: string, title: string, exceptPostId?: string): Steps<
   return uniqueSlug(base, new Set(rows.filter((row) => row.id !== exceptPostId).map((row) => row.slug)));
 }
 
+/** A feature image the post may show: an image of the site's media library, or none. */
+function* featureImageOf(siteId: string, mediaId: string | null | undefined): Steps<string | null> {
+  if (mediaId === undefined || mediaId === null) return null;
+  if (!(yield* ask('media', 'get', siteId, mediaId))) {
+    throw validationError(`featureImage: no image with id ${mediaId} in the site's media library`, [
+      { path: '/body/featureImage', message: 'must be the id of an image of the site (POST /api/v1/media)' },
+    ]);
+  }
+  return mediaId;
+}
+
 /** Creates a post; `at` is now (the creation time may be a little later, see nextCreatedAt). */
 export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigin, at: Date, limits: TextLimits): Steps<Written<PostRow>> {
   const now = nextCreatedAt(yield* ask('posts', 'latestCreatedAt', siteId), at);
@@ -84,6 +95,8 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
     visibility: input.visibility ?? 'public',
     publishedAt: isDraft ? null : due ? publishAt : now,
     publishAt: isDraft ? publishAt : null,
+    featureImage: yield* featureImageOf(siteId, input.featureImage),
+    featureImageAlt: optional(input.featureImageAlt),
     generatorProvider: origin.generatorProvider ?? null,
     generatorModel: origin.generatorModel ?? null,
     sourceTaskId: origin.sourceTaskId ?? null,
@@ -115,7 +128,7 @@ export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<W
 export function checkPatch(patch: PostPatch, limits: TextLimits): void {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt');
+    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt, featureImage, featureImageAlt');
   }
   checkStorableText(patch, limits);
 }
@@ -149,6 +162,8 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
   if (patch.authorId !== undefined) changes.authorId = optional(patch.authorId);
   if (patch.tags !== undefined) changes.tags = cleanTags(patch.tags);
   if (patch.visibility !== undefined) changes.visibility = patch.visibility;
+  if (patch.featureImage !== undefined) changes.featureImage = yield* featureImageOf(siteId, patch.featureImage);
+  if (patch.featureImageAlt !== undefined) changes.featureImageAlt = optional(patch.featureImageAlt);
   if (patch.isDraft !== undefined) {
     changes.isDraft = patch.isDraft;
     if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;

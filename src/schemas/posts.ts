@@ -10,6 +10,7 @@ import {
   MAX_TITLE_LENGTH,
   POST_LIST_STATUSES,
   VISIBILITIES,
+  MAX_ALT_LENGTH,
 } from '../limits.js';
 import { NullableString, PageQuery, PaginationSchema, SiteRef, StringEnum, Timestamp, envelope } from './common.js';
 
@@ -26,6 +27,10 @@ const editableFields = {
   tags: Type.Optional(Tags),
   authorId: OptionalText(MAX_AUTHOR_ID_LENGTH),
   isDraft: Type.Optional(Type.Boolean()),
+  featureImage: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { description: "The id of an image of the site's media library, shown with the post; null removes it" }),
+  ),
+  featureImageAlt: OptionalText(MAX_ALT_LENGTH),
   publishAt: Type.Optional(
     Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description: 'ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.',
@@ -96,6 +101,8 @@ export const PostDetail = Type.Object({
   visibility: StringEnum(VISIBILITIES),
   publishedAt: Type.Union([Timestamp, Type.Null()]),
   publishAt: Type.Union([Timestamp, Type.Null()], { description: 'When a scheduled draft will be published; null when none is scheduled' }),
+  featureImage: Type.Union([Type.String(), Type.Null()], { description: "The id of the post's feature image (GET /api/v1/media/:id has its URLs)" }),
+  featureImageAlt: NullableString,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -6,6 +6,7 @@ import type { SiteStore } from '../sites/store.js';
 import type { KnowledgeStores } from '../knowledge/store.js';
 import type { JobQueue } from '../jobs/store.js';
 import type { AccountStore, AccountStoreOptions } from '../accounts/store.js';
+import type { MediaStore } from '../media/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 
 /**
@@ -30,4 +31,6 @@ export interface Stores {
   accounts(options: AccountStoreOptions): AccountStore;
   /** The webhook store, with the plugin's options (clock, retries, the delivery loop's wake). */
   webhooks(options: WebhookStoreOptions): WebhookStore;
+  /** The rows of each site's media library. */
+  media: MediaStore;
 }

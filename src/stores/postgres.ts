@@ -11,6 +11,8 @@ import { PublicSite } from '../public-site/store.js';
 import { PgKeyChangeSignal, postgresSites } from '../sites/postgres.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+import { postgresMedia } from '../media/postgres.js';
+import { MediaStore } from '../media/store.js';
 import { postgresAccounts } from '../accounts/postgres.js';
 import { AccountStore } from '../accounts/store.js';
 import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
@@ -30,6 +32,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   ...knowledgePostgresAdapters,
   jobs: postgresJobs,
   webhooks: postgresWebhooks,
+  media: postgresMedia,
 };
 
 /** Every store, on PostgreSQL. */
@@ -50,5 +53,6 @@ export function postgresStores(handle: PostgresHandle): Stores {
     jobs: new JobQueue(db, { soleWorker: false }),
     accounts: (options) => new AccountStore(db, options),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
+    media: new MediaStore(db),
   };
 }

@@ -11,6 +11,8 @@ import { PublicSite } from '../public-site/store.js';
 import { dataVersionSignal, sqliteSites } from '../sites/sqlite.js';
 import { SiteStore } from '../sites/store.js';
 import type { Stores } from './index.js';
+import { sqliteMedia } from '../media/sqlite.js';
+import { MediaStore } from '../media/store.js';
 import { sqliteAccounts } from '../accounts/sqlite.js';
 import { AccountStore } from '../accounts/store.js';
 import { sqliteAfterCommit, sqliteJobs } from '../jobs/sqlite.js';
@@ -30,6 +32,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   ...knowledgeSqliteAdapters,
   jobs: sqliteJobs,
   webhooks: sqliteWebhooks,
+  media: sqliteMedia,
 };
 
 /** Every store, on SQLite. */
@@ -49,5 +52,6 @@ export function sqliteStores(handle: DbHandle): Stores {
     jobs: new JobQueue(db, { soleWorker: true }),
     accounts: (options) => new AccountStore(db, options),
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
+    media: new MediaStore(db),
   };
 }

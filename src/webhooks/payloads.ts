@@ -38,6 +38,8 @@ const EDITS: Record<keyof PostRow, boolean> = {
   publishedAt: false,
   // Scheduling or moving a schedule is an edit; the publication it leads to is `post.published`.
   publishAt: true,
+  featureImage: true,
+  featureImageAlt: true,
   generatorProvider: false,
   generatorModel: false,
   sourceTaskId: false,

@@ -44,6 +44,8 @@ const post = (over: Partial<PostRow> = {}): PostRow => ({
   visibility: 'public',
   publishedAt: null,
   publishAt: null,
+  featureImage: null,
+  featureImageAlt: null,
   generatorProvider: null,
   generatorModel: null,
   sourceTaskId: null,
