@@ -1,3 +1,4 @@
+import { featureImageOf } from './images.js';
 import type { PublicPost, PublicSite } from './types.js';
 import { FEED_PATHS, SITEMAP_PATH, indexPath, postUrl, siteUrl } from './urls.js';
 
@@ -18,6 +19,7 @@ export function rssFeed(site: PublicSite, posts: PublicPost[]): string {
     post.description === null ? '' : element('description', escapeXml(post.description)),
     element('content:encoded', post.html),
     ...post.tags.map((tag) => element('category', tag)),
+    enclosure(site, post, (image) => `<enclosure url="${escapeXml(image.url)}" length="${image.sizeBytes}" type="${image.type}"/>`),
     '</item>',
   ].join(''));
   return xmlDocument([
@@ -47,6 +49,7 @@ export function atomFeed(site: PublicSite, posts: PublicPost[]): string {
     post.description === null ? '' : `<summary type="text">${escapeXml(post.description)}</summary>`,
     `<content type="html">${escapeXml(post.html)}</content>`,
     ...post.tags.map((tag) => `<category term="${escapeXml(tag)}"/>`),
+    enclosure(site, post, (image) => `<link rel="enclosure" type="${image.type}" length="${image.sizeBytes}" href="${escapeXml(image.url)}"/>`),
     '</entry>',
   ].join(''));
   return xmlDocument([
@@ -82,6 +85,7 @@ export function jsonFeed(site: PublicSite, posts: PublicPost[]): string {
       date_published: post.publishedAt.toISOString(),
       date_modified: post.updatedAt.toISOString(),
       tags: post.tags,
+      ...(post.featureImage ? { image: featureImageOf(site, post)!.share.url } : {}),
     })),
   });
 }
@@ -116,6 +120,12 @@ export function escapeXml(text: string): string {
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&apos;');
+}
+
+/** The feature image's element in a feed entry ('' without one). */
+function enclosure(site: PublicSite, post: PublicPost, write: (image: { url: string; type: string; sizeBytes: number }) => string): string {
+  const image = featureImageOf(site, post);
+  return image ? write(image.share) : '';
 }
 
 function element(name: string, text: string): string {

@@ -1,6 +1,9 @@
 import MarkdownIt from 'markdown-it';
 import type { StateCore, Token } from 'markdown-it';
+import type { MediaRow } from '../db/schema.js';
+import { MEDIA_URL_PATTERN } from '../media/view.js';
 import { slugify } from '../text/slug.js';
+import { CONTENT_SIZES, srcsetOf } from './images.js';
 
 const WORDS_PER_MINUTE = 230;
 
@@ -19,12 +22,36 @@ export interface RenderedMarkdown {
 }
 
 /** Renders a post body once per version; the result is stored and served as is. */
-export function renderMarkdown(markdown: string): RenderedMarkdown {
-  const tokens = md.parse(markdown, {});
-  const html = md.renderer.render(tokens, md.options, {});
+export function renderMarkdown(markdown: string, images: ReadonlyMap<string, MediaRow> = new Map()): RenderedMarkdown {
+  const env: MarkdownEnv = { images };
+  const tokens = md.parse(markdown, env);
+  const html = md.renderer.render(tokens, md.options, env);
   const words = tokens.filter((token) => token.type === 'inline' || token.type === 'fence' || token.type === 'code_block')
     .reduce((sum, token) => sum + countWords(token.type === 'inline' ? inlineText(token) : token.content), 0);
   return { html, readingTime: Math.max(1, Math.ceil(words / WORDS_PER_MINUTE)) };
+}
+
+/** What a render knows besides the Markdown: the site's images it shows (by id). */
+type MarkdownEnv = {
+  images: ReadonlyMap<string, MediaRow>;
+}
+
+/**
+ * An image of the site's media library, linked by one of its URLs, gets its variants as
+ * `srcset` (under the same address the author used) and its size, so it takes its place
+ * before it loads.
+ */
+function decorateMediaImage(image: Token, images: ReadonlyMap<string, MediaRow>): void {
+  const src = String(image.attrGet('src') ?? '');
+  const id = MEDIA_URL_PATTERN.exec(src)?.[1];
+  const row = id === undefined ? undefined : images.get(id);
+  if (!row) return;
+  const folder = src.slice(0, src.lastIndexOf('/') + 1);
+  image.attrSet('srcset', srcsetOf(row, (file) => `${folder}${file}`));
+  image.attrSet('sizes', CONTENT_SIZES);
+  image.attrSet('width', String(row.width));
+  image.attrSet('height', String(row.height));
+  image.attrSet('decoding', 'async');
 }
 
 /** URL segment of a tag or category page: `/tag/<tagSlug>/`, `/category/<tagSlug>/`. */
@@ -56,7 +83,9 @@ function decorateTokens(state: StateCore): void {
       }
     } else if (token.type === 'inline') {
       for (const child of token.children ?? []) {
-        if (child.type === 'image') child.attrSet('loading', 'lazy');
+        if (child.type !== 'image') continue;
+        child.attrSet('loading', 'lazy');
+        decorateMediaImage(child, (state.env as Partial<MarkdownEnv>).images ?? new Map());
       }
     }
   });

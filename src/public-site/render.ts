@@ -1,3 +1,4 @@
+import { CONTENT_SIZES, THUMBNAIL_SIZES, featureImageOf, type PageImage } from './images.js';
 import { tagSlug } from './markdown.js';
 import type { PageLinks, PublicPost, PublicSite } from './types.js';
 import {
@@ -45,6 +46,8 @@ interface Head {
   article: { publishedTime: string; modifiedTime: string; section: string | null; tags: string[] } | null;
   /** Serialised JSON-LD, safe inside a `<script>` element. */
   jsonLd: string | null;
+  /** The picture link previews show (`og:image`, a large Twitter card). */
+  image: { url: string; width: number; height: number; alt: string } | null;
 }
 
 /** What a page states about itself; the rest of `Head` has defaults. */
@@ -74,6 +77,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
       const dates = dateFormat(site.language);
       const published = dates(post.publishedAt);
       const updated = dates(post.updatedAt);
+      const image = featureImageOf(site, post);
       return render('post', {
         ...chrome(site, {
           title: `${post.title} – ${site.name}`,
@@ -88,7 +92,8 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
             section: post.category,
             tags: post.tags,
           },
-          jsonLd: blogPostingJsonLd(site, post, url, description),
+          jsonLd: blogPostingJsonLd(site, post, url, description, image),
+          image: image && { ...image.share, alt: image.alt },
         }),
         post: {
           title: post.title,
@@ -98,6 +103,8 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
           readingTime: readingTimeText(post.readingTime),
           category: post.category === null ? null : topicLink(site, 'category', post.category),
           tags: post.tags.map((tag) => topicLink(site, 'tag', tag)),
+          // Above the fold: loaded first, never lazily.
+          image: image && { ...image, sizes: CONTENT_SIZES },
         },
       });
     },
@@ -145,15 +152,17 @@ function chrome(site: PublicSite, head: HeadInput) {
 }
 
 function pageHead(head: HeadInput): { head: Head } {
-  return { head: { ogType: 'website', noindex: false, article: null, jsonLd: null, ...head } };
+  return { head: { ogType: 'website', noindex: false, article: null, jsonLd: null, image: null, ...head } };
 }
 
 function postList(site: PublicSite, posts: PublicPost[], emptyMessage: string, links: PageLinks, pagePath: (page: number) => string) {
   const dates = dateFormat(site.language);
   return {
     emptyMessage,
-    items: posts.map((post) => ({
+    items: posts.map((post, index) => ({
       title: post.title,
+      // Thumbnails after the first few load as they come into view.
+      image: post.featureImage && { ...featureImageOf(site, post)!, sizes: THUMBNAIL_SIZES, lazy: index >= 2 },
       href: sitePath(site, postPath(post.slug)),
       published: dates(post.publishedAt),
       description: post.description,
@@ -208,7 +217,7 @@ function excerpt(html: string): string | null {
   return `${lastSpace > 0 ? cut.slice(0, lastSpace) : cut}…`;
 }
 
-function blogPostingJsonLd(site: PublicSite, post: PublicPost, url: string, description: string): string {
+function blogPostingJsonLd(site: PublicSite, post: PublicPost, url: string, description: string, image: PageImage | null): string {
   const organisation = { '@type': 'Organization', name: site.name, url: siteUrl(site, indexPath()) };
   const data = {
     '@context': 'https://schema.org',
@@ -225,6 +234,7 @@ function blogPostingJsonLd(site: PublicSite, post: PublicPost, url: string, desc
     timeRequired: `PT${post.readingTime}M`,
     ...(post.tags.length > 0 ? { keywords: post.tags.join(', ') } : {}),
     ...(post.category !== null ? { articleSection: post.category } : {}),
+    ...(image ? { image: { '@type': 'ImageObject', url: image.share.url, width: image.share.width, height: image.share.height } } : {}),
   };
   // `<` escaped, so no `</script>` or `<!--` in a title or tag can end the script element early.
   return JSON.stringify(data).replace(/</g, '\\u003c');

@@ -1,4 +1,5 @@
-import type { PostRow, Site } from '../db/schema.js';
+import type { MediaRow, PostRow, Site } from '../db/schema.js';
+import { mediaIdsIn } from '../media/view.js';
 import { ask, type StepDatabase, type Steps } from '../db/steps.js';
 import { renderMarkdown, tagSlug } from './markdown.js';
 import type { Topic } from './port.js';
@@ -23,7 +24,8 @@ export interface ListQuery {
 }
 
 /** The reader's view of a published post, with its rendered HTML. */
-function publicPost(row: PostRow, html: string, readingTime: number): PublicPost {
+function publicPost(row: PostRow, html: string, readingTime: number, images: ReadonlyMap<string, MediaRow>): PublicPost {
+  const featureImage = row.featureImage === null ? undefined : images.get(row.featureImage);
   return {
     id: row.id,
     slug: row.slug,
@@ -37,6 +39,7 @@ function publicPost(row: PostRow, html: string, readingTime: number): PublicPost
     updatedAt: row.updatedAt,
     readingTime,
     unlisted: row.visibility === 'unlisted',
+    featureImage: featureImage ? { image: featureImage, alt: row.featureImageAlt } : null,
   };
 }
 
@@ -65,8 +68,9 @@ export class PublicSite {
 
   private *listSteps(siteId: string, { page, limit, topic }: ListQuery): Steps<PublishedPage> {
     const { rows, total } = yield* ask('publicSite', 'listed', siteId, topic, limit, (page - 1) * limit);
+    const images = yield* this.imagesOf(siteId, rows);
     const posts: PublicPost[] = [];
-    for (const row of rows) posts.push(yield* this.toPublic(row));
+    for (const row of rows) posts.push(yield* this.toPublic(row, images));
     return { posts, total };
   }
 
@@ -77,7 +81,7 @@ export class PublicSite {
 
   private *bySlugSteps(siteId: string, slug: string): Steps<SlugLookup> {
     const row = yield* ask('publicSite', 'published', siteId, slug);
-    if (row) return { post: yield* this.toPublic(row) };
+    if (row) return { post: yield* this.toPublic(row, yield* this.imagesOf(siteId, [row])) };
     const movedTo = yield* ask('publicSite', 'movedTo', siteId, slug);
     return movedTo === undefined ? null : { movedTo };
   }
@@ -98,10 +102,25 @@ export class PublicSite {
    * The reader's view of a post. Its HTML is rendered once per version of the post and stored
    * with it (a content edit clears it); only the first view of a version pays for Markdown.
    */
-  private *toPublic(row: PostRow): Steps<PublicPost> {
-    if (row.html !== null && row.readingTime !== null) return publicPost(row, row.html, row.readingTime);
-    const { html, readingTime } = renderMarkdown(row.content ?? '');
+  private *toPublic(row: PostRow, images: ReadonlyMap<string, MediaRow>): Steps<PublicPost> {
+    if (row.html !== null && row.readingTime !== null) return publicPost(row, row.html, row.readingTime, images);
+    const { html, readingTime } = renderMarkdown(row.content ?? '', images);
     yield* ask('publicSite', 'keepRendered', row, html, readingTime);
-    return publicPost(row, html, readingTime);
+    return publicPost(row, html, readingTime, images);
+  }
+
+  /**
+   * The site's images the posts show: their feature images, and those their Markdown shows
+   * when it is to be rendered (its images get the variants' `srcset`). One question, or none.
+   */
+  private *imagesOf(siteId: string, rows: PostRow[]): Steps<ReadonlyMap<string, MediaRow>> {
+    const ids = new Set<string>();
+    for (const row of rows) {
+      if (row.featureImage !== null) ids.add(row.featureImage);
+      if (row.html === null && row.content) for (const id of mediaIdsIn(row.content)) ids.add(id);
+    }
+    if (ids.size === 0) return new Map();
+    const found = yield* ask('media', 'byIds', siteId, [...ids]);
+    return new Map(found.map((image) => [image.id, image]));
   }
 }

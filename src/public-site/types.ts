@@ -14,6 +14,8 @@ export interface PublicSite {
   postsPerPage: number;
 }
 
+import type { MediaRow } from '../db/schema.js';
+
 /** A published post as readers see it; `html` is the stored output of `renderMarkdown`. */
 export interface PublicPost {
   id: string;
@@ -30,6 +32,8 @@ export interface PublicPost {
   /** Minutes, >= 1. */
   readingTime: number;
   unlisted: boolean;
+  /** The post's feature image (an image of the site's media library) and the post's alt text for it. */
+  featureImage: { image: MediaRow; alt: string | null } | null;
 }
 
 /** Pagination: `page` is 1-based, `pages` is at least 1 (an empty list has one, empty, page). */

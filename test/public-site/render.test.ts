@@ -49,6 +49,7 @@ const HOSTILE: PublicPost = {
   updatedAt: new Date('2024-05-04T09:00:00.000Z'),
   readingTime: hostileBody.readingTime,
   unlisted: false,
+  featureImage: null,
 };
 
 const plainBody = renderMarkdown('# Morning\n\nA walk by the river with `binoculars`.\n\n```\ncode that is very long and should scroll horizontally on a phone\n```\n');
@@ -65,6 +66,7 @@ const PLAIN: PublicPost = {
   updatedAt: new Date('2024-04-01T06:00:00.000Z'),
   readingTime: plainBody.readingTime,
   unlisted: false,
+  featureImage: null,
 };
 
 const NEWEST_FIRST = [HOSTILE, PLAIN];
