@@ -42,7 +42,7 @@ export default fp(
     const options = jobLoopOptions(config, { concurrency: config.jobConcurrency, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
     const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts: app.posts }), ...(opts.handlers ?? [])], options);
     app.decorate('jobs', loop);
-    app.decorate('tasks', new TaskService(app.stores.jobs, app.knowledge, app.generator, config.jobMaxAttempts));
+    app.decorate('tasks', new TaskService(app.stores.jobs, app.knowledge, app.generator, config.jobMaxAttempts, app.media));
     app.decorate('writer', new PostWriter({ ...grounding, posts: app.posts }));
     app.readiness.watchJobs(() => loop.status());
     // Not before listening: a process that fails to bind its port must not have claimed tasks.

@@ -1,3 +1,4 @@
+import type { PostInput } from '../posts/rules.js';
 import type { PostRow, PostStore } from '../posts/store.js';
 import { writeGroundedPost, type GroundingDeps, type PostRequest } from './grounded.js';
 
@@ -5,8 +6,9 @@ import { writeGroundedPost, type GroundingDeps, type PostRequest } from './groun
 export class PostWriter {
   constructor(private readonly deps: GroundingDeps & { posts: Pick<PostStore, 'create'> }) {}
 
-  async write(siteId: string, request: PostRequest, signal?: AbortSignal): Promise<PostRow> {
+  /** `image`: the feature image the stored post shows (checked by the caller before the writing starts). */
+  async write(siteId: string, request: PostRequest, signal?: AbortSignal, image: Pick<PostInput, 'featureImage' | 'featureImageAlt'> = {}): Promise<PostRow> {
     const { result } = await writeGroundedPost(this.deps, siteId, request, signal);
-    return this.deps.posts.create(siteId, { ...result.post, isDraft: true }, { generatorProvider: result.provider, generatorModel: result.model });
+    return this.deps.posts.create(siteId, { ...result.post, isDraft: true, ...image }, { generatorProvider: result.provider, generatorModel: result.model });
   }
 }

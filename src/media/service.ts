@@ -10,6 +10,7 @@ import { quotaRefusal, type SiteStorageUsage } from '../knowledge/usage.js';
 import { paginationOf, type Page } from '../pagination.js';
 import { EXTENSION_OF, SNIFF_BYTES, sniffImage, formatOfFile, MEDIA_TYPE_OF } from './detect.js';
 import { FairQueue } from './fair-queue.js';
+import { unknownImage } from './rules.js';
 import { processImage, type ImageOutput, type ProcessedImage } from './images.js';
 import type { MediaStore } from './store.js';
 
@@ -194,6 +195,17 @@ export class MediaService {
     const row = MEDIA_ID.test(id) ? await this.store.get(siteId, id) : undefined;
     if (!row) throw notFound('Image');
     return row;
+  }
+
+  /** Which of these ids are images of the site. */
+  async existingIds(siteId: string, ids: readonly string[]): Promise<Set<string>> {
+    const valid = ids.filter((id) => MEDIA_ID.test(id));
+    return new Set(valid.length === 0 ? [] : (await this.store.byIds(siteId, valid)).map((row) => row.id));
+  }
+
+  /** 400 naming `path` unless `mediaId` is an image of the site. */
+  async checkFeatureImage(siteId: string, mediaId: string, path: string): Promise<void> {
+    if (!(await this.existingIds(siteId, [mediaId])).has(mediaId)) throw unknownImage(mediaId, path);
   }
 
   async list(siteId: string, page: number, limit: number): Promise<Page<MediaRow>> {

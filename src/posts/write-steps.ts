@@ -20,6 +20,7 @@ import {
   type TextLimits,
 } from './rules.js';
 import { cleanTags } from './tags.js';
+import { unknownImage } from '../media/rules.js';
 
 /*
  * The steps of every post write, written once for both databases (see src/db/steps.ts): the
@@ -62,11 +63,7 @@ function* freeSlug(siteId: string, title: string, exceptPostId?: string): Steps<
 /** A feature image the post may show: an image of the site's media library, or none. */
 function* featureImageOf(siteId: string, mediaId: string | null | undefined): Steps<string | null> {
   if (mediaId === undefined || mediaId === null) return null;
-  if (!(yield* ask('media', 'get', siteId, mediaId))) {
-    throw validationError(`featureImage: no image with id ${mediaId} in the site's media library`, [
-      { path: '/body/featureImage', message: 'must be the id of an image of the site (POST /api/v1/media)' },
-    ]);
-  }
+  if (!(yield* ask('media', 'get', siteId, mediaId))) throw unknownImage(mediaId, '/body/featureImage');
   return mediaId;
 }
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { BATCH_STATUSES, JOB_STATUSES, LENGTHS, MAX_AUDIENCE_LENGTH, MAX_AUTHOR_ID_LENGTH, MAX_BATCH_POSTS, MAX_CATEGORY_LENGTH, MAX_TAGS, MAX_TAG_LENGTH, MAX_TOPIC_LENGTH, STYLES, TONES } from '../limits.js';
+import { MAX_ALT_LENGTH, BATCH_STATUSES, JOB_STATUSES, LENGTHS, MAX_AUDIENCE_LENGTH, MAX_AUTHOR_ID_LENGTH, MAX_BATCH_POSTS, MAX_CATEGORY_LENGTH, MAX_TAGS, MAX_TAG_LENGTH, MAX_TOPIC_LENGTH, STYLES, TONES } from '../limits.js';
 import { NullableString, PageQuery, PaginationSchema, SiteRef, StringEnum, Timestamp, envelope } from './common.js';
 import { PostSummary } from './posts.js';
 
@@ -10,6 +10,11 @@ export const BATCH_TONES = [...TONES, 'formal'] as const;
 const Topic = Type.String({ minLength: 1, maxLength: 1000, description: `1-${MAX_TOPIC_LENGTH} characters after trimming` });
 const DateTime = Type.String({ format: 'date-time' });
 
+const featureImageFields = {
+  featureImage: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "The id of an image of the site's media library, the post's feature image" })),
+  featureImageAlt: Type.Optional(Type.String({ maxLength: MAX_ALT_LENGTH, description: "Its alt text for this post (the image's own when left out)" })),
+};
+
 const generationFields = <T extends string>(tones: readonly T[]) => ({
   style: Type.Optional(StringEnum(STYLES)),
   length: Type.Optional(StringEnum(LENGTHS)),
@@ -19,7 +24,7 @@ const generationFields = <T extends string>(tones: readonly T[]) => ({
 });
 
 export const GenerateBody = Type.Object(
-  { topic: Topic, ...generationFields(TONES) },
+  { topic: Topic, ...generationFields(TONES), ...featureImageFields },
   { examples: [{ topic: 'How to brew better coffee at home', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'beginners' }] },
 );
 
@@ -33,6 +38,7 @@ export const GenerateResponse = Type.Object({
 
 const batchFields = {
   ...generationFields(BATCH_TONES),
+  ...featureImageFields,
   authorId: Type.Optional(Type.Union([Type.String({ maxLength: MAX_AUTHOR_ID_LENGTH }), Type.Null()])),
   category: Type.Optional(Type.Union([Type.String({ maxLength: MAX_CATEGORY_LENGTH }), Type.Null()])),
   tags: Type.Optional(Type.Array(Type.String({ maxLength: MAX_TAG_LENGTH }), { maxItems: MAX_TAGS })),

@@ -12,6 +12,9 @@ export interface BatchPostFields extends Omit<PostRequest, 'topic'> {
   status?: BatchStatus;
   /** The post is generated as a draft when its task is due and published at this time (ISO 8601). */
   publishAt?: string;
+  /** The post's feature image (an image of the site's media library) and its alt text. */
+  featureImage?: string;
+  featureImageAlt?: string;
 }
 
 /** As a request gives them: the spec's batch example also names tone `formal`, read as `authoritative`. */
@@ -76,6 +79,16 @@ export function planBatch(request: BatchRequest, knownFileIds: ReadonlySet<strin
     }
   });
   return topics.map((topic, i) => ({ topic, params: params[i]!, scheduledFor: dueTimes[i]! }));
+}
+
+/** Each feature image a batch names, with where it first appears (for the 400 that refuses an unknown one). */
+export function requestedImages(request: BatchRequest): Map<string, string> {
+  const images = new Map<string, string>();
+  if (request.defaults?.featureImage) images.set(request.defaults.featureImage, '/body/defaults/featureImage');
+  request.posts.forEach((post, i) => {
+    if (post.featureImage && !images.has(post.featureImage)) images.set(post.featureImage, `/body/posts/${i}/featureImage`);
+  });
+  return images;
 }
 
 /** Every file id a batch names. Ids in defaults count even where each post overrides them: a typo there is still a mistake. */

@@ -1,4 +1,4 @@
-import type { Steps } from '../db/steps.js';
+import { ask, type Steps } from '../db/steps.js';
 import { writeGroundedPost, type GroundedPost, type GroundingDeps } from '../generation/grounded.js';
 import type { JobHandler } from '../jobs/loop.js';
 import type { PostInput, PostOrigin, PostRow } from '../posts/rules.js';
@@ -35,6 +35,8 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
     *complete({ result, missingFileIds }, job): Steps<GeneratePostResult> {
       const { params } = job.payload;
       const generated = result.post;
+      // An image deleted since the batch was scheduled is left out; the post is still written.
+      const image = params.featureImage && (yield* ask('media', 'get', job.siteId, params.featureImage)) ? params.featureImage : null;
       const post = yield* deps.posts.createSteps(
         job.siteId,
         {
@@ -47,6 +49,8 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
           ...postStateFor(params.status),
           // Scheduled: a draft until then, published as the batch's status says (a time already past publishes now).
           ...(params.publishAt !== undefined && { isDraft: true, publishAt: new Date(params.publishAt) }),
+          featureImage: image,
+          featureImageAlt: image ? (params.featureImageAlt ?? null) : null,
         },
         { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
         new Date(),

@@ -4,7 +4,9 @@ import type { KnowledgeService } from '../knowledge/service.js';
 import type { JobStatus } from '../limits.js';
 import type { Page } from '../pagination.js';
 import type { Job, JobQueue, JobRow } from '../jobs/store.js';
-import { planBatch, requestedFileIds, type BatchRequest } from './batch.js';
+import { unknownImage } from '../media/rules.js';
+import type { MediaService } from '../media/service.js';
+import { planBatch, requestedFileIds, requestedImages, type BatchRequest } from './batch.js';
 import { GENERATE_POST, type GeneratePostPayload, type GeneratePostResult } from './generate-post.js';
 
 /** A batch task as the API shows it. */
@@ -51,12 +53,16 @@ export class TaskService {
     private readonly knowledge: Pick<KnowledgeService, 'existingIds'>,
     private readonly generator: Pick<AppGenerator, 'checkModel'>,
     private readonly maxAttempts: number,
+    private readonly media: Pick<MediaService, 'existingIds'>,
   ) {}
 
   /** Checks a batch and writes its tasks in one transaction, all or none. */
   async schedule(siteId: string, request: BatchRequest, now = new Date()): Promise<{ batchId: string; tasks: Task[] }> {
     const known = await this.knowledge.existingIds(siteId, requestedFileIds(request));
     const planned = planBatch(request, known, now);
+    const images = requestedImages(request);
+    const existing = await this.media.existingIds(siteId, [...images.keys()]);
+    for (const [id, path] of images) if (!existing.has(id)) throw unknownImage(id, path);
     // A model the generator answers it lacks is refused now, not after every task failed.
     const models = new Set(planned.map(({ params }) => params.model?.trim()).filter((model): model is string => !!model));
     for (const model of models) await this.generator.checkModel?.(model);

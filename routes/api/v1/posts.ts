@@ -69,13 +69,16 @@ export default async function postRoutes(fastify: FastifyInstance) {
       config: { idempotent: true, rateLimitGroup: 'generate' },
     },
     async (request, reply) => {
-      const topic = cleanTopic(request.body.topic);
+      const { featureImage, featureImageAlt, ...body } = request.body;
+      const topic = cleanTopic(body.topic);
+      // Refused before minutes of writing, not after.
+      if (featureImage) await app.media.checkFeatureImage(request.site.id, featureImage, '/body/featureImage');
       // A client that gives up cancels the generation instead of leaving it running.
       const abort = new AbortController();
       const onClose = () => !reply.raw.writableFinished && abort.abort(new Error('client disconnected'));
       reply.raw.once('close', onClose);
       try {
-        const post = await app.writer.write(request.site.id, { ...request.body, topic }, abort.signal);
+        const post = await app.writer.write(request.site.id, { ...body, topic }, abort.signal, { featureImage, featureImageAlt });
         return reply.code(201).send({
           message: 'Post generated successfully',
           post: postResource(post),

@@ -1,0 +1,3 @@
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../media/pages.test.js'));
