@@ -1,3 +1,4 @@
+// test/media/api.test.ts again, on PostgreSQL (see run-on-postgres.ts).
 import { runOnPostgres } from '../run-on-postgres.js';
 
 await runOnPostgres(() => import('../../media/api.test.js'));

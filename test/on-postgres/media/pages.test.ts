@@ -1,3 +1,4 @@
+// test/media/pages.test.ts again, on PostgreSQL (see run-on-postgres.ts).
 import { runOnPostgres } from '../run-on-postgres.js';
 
 await runOnPostgres(() => import('../../media/pages.test.js'));
