@@ -203,6 +203,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the site's images, newest first */
+        get: operations["listMedia"];
+        put?: never;
+        /**
+         * Upload an image (multipart/form-data, one part named "file")
+         * @description JPEG, PNG, WebP, GIF or AVIF, checked by content, at most 20 MiB and 50 megapixels (SVG is refused). Rotated upright, stripped of all metadata, kept at most 2,000 px wide, with variants 600, 1,000 and 1,600 px wide in WebP and the original format.
+         */
+        post: operations["uploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an image */
+        get: operations["getMedia"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an image and its stored files
+         * @description Posts that show it as their feature image lose it.
+         */
+        delete: operations["deleteMedia"];
+        options?: never;
+        head?: never;
+        /** Set an image's alt text */
+        patch: operations["updateMedia"];
+        trace?: never;
+    };
     "/api/v1/tasks/{id}": {
         parameters: {
             query?: never;
@@ -625,7 +668,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "INVALID_TOKEN" | "STORAGE_UNAVAILABLE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "INVALID_TOKEN" | "STORAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "INVALID_IMAGE";
                 message: string;
                 details?: {
                     path: string;
@@ -965,6 +1008,9 @@ export interface operations {
                                 publishedAt: string | null;
                                 /** @description When a scheduled draft will be published; null when none is scheduled */
                                 publishAt: string | (never | null);
+                                /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
+                                featureImage: string | null;
+                                featureImageAlt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1070,6 +1116,9 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /** @description The id of an image of the site's media library, shown with the post; null removes it */
+                    featureImage?: string | null;
+                    featureImageAlt?: string | null;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -1300,6 +1349,10 @@ export interface operations {
                     tone?: "informative" | "persuasive" | "conversational" | "authoritative";
                     includeExamples?: boolean;
                     targetAudience?: string | null;
+                    /** @description The id of an image of the site's media library, the post's feature image */
+                    featureImage?: string;
+                    /** @description Its alt text for this post (the image's own when left out) */
+                    featureImageAlt?: string;
                 };
             };
         };
@@ -1449,6 +1502,10 @@ export interface operations {
                         tone?: "informative" | "persuasive" | "conversational" | "authoritative" | "formal";
                         includeExamples?: boolean;
                         targetAudience?: string | null;
+                        /** @description The id of an image of the site's media library, the post's feature image */
+                        featureImage?: string;
+                        /** @description Its alt text for this post (the image's own when left out) */
+                        featureImageAlt?: string;
                         authorId?: string | null;
                         category?: string | null;
                         tags?: string[];
@@ -1479,6 +1536,10 @@ export interface operations {
                         tone?: "informative" | "persuasive" | "conversational" | "authoritative" | "formal";
                         includeExamples?: boolean;
                         targetAudience?: string | null;
+                        /** @description The id of an image of the site's media library, the post's feature image */
+                        featureImage?: string;
+                        /** @description Its alt text for this post (the image's own when left out) */
+                        featureImageAlt?: string;
                         authorId?: string | null;
                         category?: string | null;
                         tags?: string[];
@@ -1626,6 +1687,9 @@ export interface operations {
                                 publishedAt: string | null;
                                 /** @description When a scheduled draft will be published; null when none is scheduled */
                                 publishAt: string | (never | null);
+                                /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
+                                featureImage: string | null;
+                                featureImageAlt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1895,6 +1959,9 @@ export interface operations {
                     tags?: string[];
                     authorId?: string | null;
                     isDraft?: boolean;
+                    /** @description The id of an image of the site's media library, shown with the post; null removes it */
+                    featureImage?: string | null;
+                    featureImageAlt?: string | null;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -1945,6 +2012,9 @@ export interface operations {
                                 publishedAt: string | null;
                                 /** @description When a scheduled draft will be published; null when none is scheduled */
                                 publishAt: string | (never | null);
+                                /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
+                                featureImage: string | null;
+                                featureImageAlt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2469,6 +2539,564 @@ export interface operations {
                         data: {
                             message: string;
                             knowledgeId: string;
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMedia: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The original (upright, metadata removed, at most 2,000 px wide); immutable */
+                                url: string;
+                                /** @description The uploaded file name */
+                                name: string;
+                                /** @enum {string} */
+                                format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                width: number;
+                                height: number;
+                                alt: string;
+                                /** @description Every stored file of the image together (counted in the storage quota) */
+                                sizeBytes: number;
+                                /** @description Narrower copies (600, 1,000 and 1,600 px wide, never wider than the original) in WebP and the original format */
+                                variants: {
+                                    url: string;
+                                    /** @enum {string} */
+                                    format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                    width: number;
+                                    height: number;
+                                    sizeBytes: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours and replayed (Idempotent-Replayed: true) to a retry of the same request; the same key with another request is 422 IDEMPOTENCY_KEY_REUSED, and 409 IDEMPOTENCY_KEY_IN_USE while the first still runs */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description multipart/form-data with exactly one part, named "file" */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A JPEG, PNG, WebP, GIF or AVIF image, at most 20 MiB and 50 megapixels
+                     */
+                    file: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Set on the stored answer of an earlier request with the same Idempotency-Key, replayed */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            media: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The original (upright, metadata removed, at most 2,000 px wide); immutable */
+                                url: string;
+                                /** @description The uploaded file name */
+                                name: string;
+                                /** @enum {string} */
+                                format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                width: number;
+                                height: number;
+                                alt: string;
+                                /** @description Every stored file of the image together (counted in the storage quota) */
+                                sizeBytes: number;
+                                /** @description Narrower copies (600, 1,000 and 1,600 px wide, never wider than the original) in WebP and the original format */
+                                variants: {
+                                    url: string;
+                                    /** @enum {string} */
+                                    format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                    width: number;
+                                    height: number;
+                                    sizeBytes: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            media: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The original (upright, metadata removed, at most 2,000 px wide); immutable */
+                                url: string;
+                                /** @description The uploaded file name */
+                                name: string;
+                                /** @enum {string} */
+                                format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                width: number;
+                                height: number;
+                                alt: string;
+                                /** @description Every stored file of the image together (counted in the storage quota) */
+                                sizeBytes: number;
+                                /** @description Narrower copies (600, 1,000 and 1,600 px wide, never wider than the original) in WebP and the original format */
+                                variants: {
+                                    url: string;
+                                    /** @enum {string} */
+                                    format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                    width: number;
+                                    height: number;
+                                    sizeBytes: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            mediaId: string;
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "alt": "A cup of coffee on a wooden table"
+                 *     }
+                 */
+                "application/json": {
+                    alt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            media: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The original (upright, metadata removed, at most 2,000 px wide); immutable */
+                                url: string;
+                                /** @description The uploaded file name */
+                                name: string;
+                                /** @enum {string} */
+                                format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                width: number;
+                                height: number;
+                                alt: string;
+                                /** @description Every stored file of the image together (counted in the storage quota) */
+                                sizeBytes: number;
+                                /** @description Narrower copies (600, 1,000 and 1,600 px wide, never wider than the original) in WebP and the original format */
+                                variants: {
+                                    url: string;
+                                    /** @enum {string} */
+                                    format: "jpeg" | "png" | "webp" | "gif" | "avif";
+                                    width: number;
+                                    height: number;
+                                    sizeBytes: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            };
                             site: components["schemas"]["Site"];
                         };
                     };

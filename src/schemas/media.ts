@@ -25,7 +25,7 @@ export const MediaResponse = envelope(Type.Object({ message: Type.String(), medi
 export const MediaListResponse = envelope(Type.Object({ items: Type.Array(MediaItem), pagination: PaginationSchema, site: SiteRef }));
 export const MediaDeletedResponse = envelope(Type.Object({ message: Type.String(), mediaId: Type.String(), site: SiteRef }));
 export const MediaListQuery = Type.Object(PageQuery);
-export const MediaPatchBody = Type.Object({ alt: Type.String({ maxLength: MAX_ALT_LENGTH }) }, { additionalProperties: false });
+export const MediaPatchBody = Type.Object({ alt: Type.String({ maxLength: MAX_ALT_LENGTH }) }, { additionalProperties: false, examples: [{ alt: 'A cup of coffee on a wooden table' }] });
 
 /** The upload's body, for the document only (the route reads the parts itself). */
 export const MediaUploadBody = Type.Object({ file: Type.String({ format: 'binary', description: 'A JPEG, PNG, WebP, GIF or AVIF image, at most 20 MiB and 50 megapixels' }) }, { description: 'multipart/form-data with exactly one part, named "file"' });
