@@ -7,6 +7,7 @@ import * as setup from './setup.js';
 import * as posts from './posts.js';
 import * as editor from './editor.js';
 import * as knowledge from './knowledge.js';
+import * as media from './media.js';
 import * as generate from './generate.js';
 import * as batches from './batches.js';
 import * as webhooks from './webhooks.js';
@@ -17,6 +18,7 @@ import * as account from './account.js';
 
 const NAV = [
   ['/admin/posts', 'Posts', false],
+  ['/admin/media', 'Media', false],
   ['/admin/knowledge', 'Knowledge', false],
   ['/admin/generate', 'Generate', false],
   ['/admin/batches', 'Batches', false],
@@ -33,6 +35,7 @@ const ROUTES = [
   { path: /^\/admin\/posts$/, screen: posts },
   { path: /^\/admin\/posts\/new$/, screen: editor },
   { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },
+  { path: /^\/admin\/media$/, screen: media },
   { path: /^\/admin\/knowledge$/, screen: knowledge },
   { path: /^\/admin\/generate$/, screen: generate },
   { path: /^\/admin\/batches$/, screen: batches },

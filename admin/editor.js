@@ -1,6 +1,7 @@
 import { api } from './api.js';
 import { busy, confirmedAction, field, h, heading, link, messageLine, replace, when } from './ui.js';
 import { statusText } from './posts.js';
+import { featureImagePicker } from './feature-image.js';
 
 const PREVIEW_DELAY_MS = 300;
 
@@ -37,6 +38,7 @@ export async function render(main, ctx) {
   const tags = h('input', { type: 'text', value: post ? post.tags.join(', ') : '' });
   const category = h('input', { type: 'text', value: post ? post.category || '' : '' });
   const publishAt = h('input', { type: 'datetime-local', value: post ? localInput(post.publishAt) : '' });
+  const picture = await featureImagePicker(site, post);
   const slug = h('input', { type: 'text', value: post ? post.slug : '', pattern: '[a-z0-9]+(-[a-z0-9]+)*', autocapitalize: 'off', spellcheck: 'false' });
 
   const slugField = field('Slug', slug, 'The address of the post: a-z, 0-9 and hyphens. A published post’s old address redirects.');
@@ -81,6 +83,7 @@ export async function render(main, ctx) {
       field('Description', description, 'A sentence or two for lists, feeds and search engines.'),
       field('Tags', tags, 'Separated by commas.'),
       field('Category', category),
+      picture.el,
       slugField,
       publishAtField,
       message.el,
@@ -90,7 +93,7 @@ export async function render(main, ctx) {
   );
 
   function fields() {
-    const body = { title: title.value.trim(), content: content.value, description: orNull(description.value), tags: tagList(tags.value), category: orNull(category.value.trim()) };
+    const body = { title: title.value.trim(), content: content.value, description: orNull(description.value), tags: tagList(tags.value), category: orNull(category.value.trim()), ...picture.value() };
     if (post && slug.value.trim() && slug.value.trim() !== post.slug) body.slug = slug.value.trim();
     return body;
   }
