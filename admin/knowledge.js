@@ -1,5 +1,5 @@
 import { api, query } from './api.js';
-import { busy, confirmedAction, field, h, heading, messageLine, poll, replace, when } from './ui.js';
+import { busy, confirmedAction, field, fileDrop, h, heading, messageLine, poll, replace, when } from './ui.js';
 
 const ACCEPT = '.txt,.md,.pdf,.doc,.docx,.csv';
 const POLL_MS = 1000;
@@ -99,17 +99,7 @@ export async function render(main, ctx) {
     watch(await load());
   }
 
-  input.addEventListener('change', () => input.files.length && upload([...input.files]));
-  drop.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    drop.classList.add('over');
-  });
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (event) => {
-    event.preventDefault();
-    drop.classList.remove('over');
-    if (event.dataTransfer.files.length) upload([...event.dataTransfer.files]);
-  });
+  fileDrop(drop, input, upload);
 
   searchForm.addEventListener('submit', async (event) => {
     event.preventDefault();

@@ -1,5 +1,5 @@
 import { api, query } from './api.js';
-import { busy, confirmedAction, field, h, heading, messageLine, pager, replace, when } from './ui.js';
+import { busy, confirmedAction, field, fileDrop, h, heading, messageLine, pager, replace, when } from './ui.js';
 
 export const ACCEPT_IMAGES = 'image/jpeg,image/png,image/webp,image/gif,image/avif';
 const PAGE_SIZE = 24;
@@ -95,16 +95,6 @@ export async function render(main, ctx) {
     await load();
   }
 
-  input.addEventListener('change', () => input.files.length && upload([...input.files]));
-  drop.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    drop.classList.add('over');
-  });
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (event) => {
-    event.preventDefault();
-    drop.classList.remove('over');
-    if (event.dataTransfer.files.length) upload([...event.dataTransfer.files]);
-  });
+  fileDrop(drop, input, upload);
   await load();
 }

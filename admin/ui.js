@@ -186,3 +186,18 @@ export function poll(fn, ms) {
     clearTimeout(timer);
   };
 }
+
+/** Files chosen with `input` or dropped on `zone` go to `upload` (an array of File). */
+export function fileDrop(zone, input, upload) {
+  input.addEventListener('change', () => input.files.length && upload([...input.files]));
+  zone.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    zone.classList.add('over');
+  });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault();
+    zone.classList.remove('over');
+    if (event.dataTransfer.files.length) upload([...event.dataTransfer.files]);
+  });
+}

@@ -12,6 +12,7 @@ import { planSearch, type KnowledgeSearch, type Passage, type SearchOptions } fr
 import { uploadedFileRow, type KnowledgeFileStore } from './file-rows.js';
 import { safeFileName } from './storage.js';
 import { quotaRefusal, type SiteStorageUsage } from './usage.js';
+import { receiveOneFile, type UploadPart } from '../uploads.js';
 
 export type { KnowledgeFileRow };
 
@@ -21,9 +22,6 @@ export const unsupportedFileType = (why: string) =>
   new AppError(415, 'UNSUPPORTED_FILE_TYPE', `${why}. Accepted file types: ${ACCEPTED_LIST}`, { accepted: ACCEPTED_EXTENSIONS.map((e) => `.${e}`) });
 
 export const fileTooLarge = () => new AppError(413, 'FILE_TOO_LARGE', `The file is larger than the 10 MB limit (${MAX_FILE_BYTES} bytes)`);
-
-const oneFilePart = () =>
-  validationError('Send exactly one file, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
 
 /** Listed in an error at most this many at a time (the message says how many more). */
 const MAX_LISTED_IDS = 20;
@@ -36,15 +34,6 @@ export function unknownFileIds(ids: readonly string[], path: string) {
     `Unknown knowledge file ids: ${listed.join(', ')}${more}`,
     listed.map((id) => ({ path, message: `unknown file id ${id}` })),
   );
-}
-
-/** One part of a multipart upload, as the HTTP layer parsed it. */
-export interface UploadPart {
-  type: 'file' | 'field';
-  fieldname: string;
-  filename?: string;
-  /** The file's bytes; `truncated` once more than the size limit arrived. */
-  file?: Readable & { truncated?: boolean };
 }
 
 /** An upload received into a temporary file and checked, not yet stored. */
@@ -95,29 +84,13 @@ export class KnowledgeService {
    * the database.
    */
   async upload(siteId: string, parts: AsyncIterable<UploadPart>): Promise<KnowledgeFileRow> {
-    let received: ReceivedUpload | null = null;
-    try {
-      for await (const part of parts) {
-        if (part.type !== 'file') continue;
-        if (part.fieldname !== 'file' || received) {
-          part.file?.resume();
-          throw oneFilePart();
-        }
-        // A site already at its quota is refused before a byte is written.
-        try {
-          await this.checkQuota(siteId, 0);
-        } catch (error) {
-          part.file?.resume();
-          throw error;
-        }
-        received = await this.receive(part.filename ?? '', part.file!);
-        await this.checkQuota(siteId, received.size);
-      }
-      if (!received) throw validationError('No file: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
-    } catch (error) {
-      if (received) await this.storage.discard(received.tmpPath);
-      throw error;
-    }
+    const received = await receiveOneFile(parts, {
+      noun: 'file',
+      admit: () => this.checkQuota(siteId, 0),
+      receive: (part) => this.receive(part.filename ?? '', part.file),
+      check: (upload) => this.checkQuota(siteId, upload.size),
+      discard: (upload) => this.storage.discard(upload.tmpPath),
+    });
     const row = await this.store(siteId, received);
     this.indexer.enqueue(row);
     return row;

@@ -4,10 +4,11 @@ import type { MediaRow } from '../db/schema.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { MAX_ALT_LENGTH, MAX_IMAGE_BYTES, type ImageVariant } from '../limits.js';
 import type { ObjectStore } from '../knowledge/object-store.js';
-import type { UploadPart } from '../knowledge/service.js';
 import { safeFileName } from '../knowledge/storage.js';
 import { quotaRefusal, type SiteStorageUsage } from '../knowledge/usage.js';
 import { paginationOf, type Page } from '../pagination.js';
+import { receiveOneFile, type UploadPart } from '../uploads.js';
+import type { Readable } from 'node:stream';
 import { EXTENSION_OF, SNIFF_BYTES, sniffImage, formatOfFile, MEDIA_TYPE_OF } from './detect.js';
 import { FairQueue } from './fair-queue.js';
 import { unknownImage } from './rules.js';
@@ -27,9 +28,6 @@ export const unsupportedImage = (why: string) =>
   new AppError(415, 'UNSUPPORTED_FILE_TYPE', `${why}. Accepted images: ${ACCEPTED}`, { accepted: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/avif'] });
 
 export const imageFileTooLarge = () => new AppError(413, 'FILE_TOO_LARGE', `The image is larger than the 20 MiB limit (${MAX_IMAGE_BYTES} bytes)`);
-
-const oneFilePart = () =>
-  validationError('Send exactly one image, in the part named "file"', [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
 
 /** The uploader's name for the image, as a slug for its stored files (`sunset-at-sea`). */
 function baseName(filename: string): string {
@@ -98,30 +96,29 @@ export class MediaService {
 
   /** Takes the one file part of a multipart upload, processes the image and stores it. */
   async upload(siteId: string, parts: AsyncIterable<UploadPart>, now = new Date()): Promise<MediaRow> {
-    let received: { tmpPath: string; filename: string } | null = null;
+    const received = await receiveOneFile(parts, {
+      noun: 'image',
+      admit: () => this.checkQuota(siteId, 0),
+      receive: (part) => this.receive(part.filename ?? '', part.file),
+      // The stored files' size is known once processed: the quota is checked then.
+      check: async () => {},
+      discard: (upload) => this.storage.discard(upload.tmpPath),
+    });
     try {
-      for await (const part of parts) {
-        if (part.type !== 'file') continue;
-        if (part.fieldname !== 'file' || received) {
-          part.file?.resume();
-          throw oneFilePart();
-        }
-        try {
-          await this.checkQuota(siteId, 0);
-        } catch (error) {
-          part.file?.resume();
-          throw error;
-        }
-        const { tmpPath, size } = await this.storage.receive(part.file!);
-        received = { tmpPath, filename: part.filename ?? '' };
-        if (part.file!.truncated || size > MAX_IMAGE_BYTES) throw imageFileTooLarge();
-        if (size === 0) throw validationError('The file is empty', [{ path: '/body/file', message: 'must not be empty' }]);
-      }
-      if (!received) throw validationError('No image: send multipart/form-data with one part named "file"', [{ path: '/body/file', message: 'is required' }]);
-      return await this.queue.run(siteId, () => this.processAndStore(siteId, received!.tmpPath, received!.filename, now));
+      return await this.queue.run(siteId, () => this.processAndStore(siteId, received.tmpPath, received.filename, now));
     } finally {
-      if (received) await this.storage.discard(received.tmpPath);
+      await this.storage.discard(received.tmpPath);
     }
+  }
+
+  private async receive(filename: string, stream: Readable & { truncated?: boolean }): Promise<{ tmpPath: string; filename: string }> {
+    const { tmpPath, size } = await this.storage.receive(stream);
+    if (stream.truncated || size > MAX_IMAGE_BYTES || size === 0) {
+      await this.storage.discard(tmpPath);
+      if (size === 0) throw validationError('The file is empty', [{ path: '/body/file', message: 'must not be empty' }]);
+      throw imageFileTooLarge();
+    }
+    return { tmpPath, filename };
   }
 
   private async processAndStore(siteId: string, tmpPath: string, filename: string, now: Date): Promise<MediaRow> {

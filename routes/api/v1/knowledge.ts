@@ -1,7 +1,6 @@
-import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../../src/errors.js';
+import { readingUpload, registerUploadParser } from './upload-parser.js';
 import { MAX_FILE_BYTES } from '../../../src/limits.js';
 import { knowledgeResource } from '../../../src/knowledge/view.js';
 import { KnowledgeUploadBody } from '../../../plugins/openapi.js';
@@ -18,13 +17,9 @@ import {
 
 const tags = ['knowledge'];
 
-/** The multipart parser (busboy) reports a malformed body as a plain Error, without a code. */
-const isMultipartSyntaxError = (error: unknown): error is Error =>
-  error instanceof Error && !(error instanceof AppError) && (error as { code?: unknown }).code === undefined && /multipart|boundary|part/i.test(error.message);
-
 export default async function knowledgeRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 10, parts: 12, fieldSize: 1024 } });
+  await registerUploadParser(app, MAX_FILE_BYTES);
   app.addHook('onRequest', app.requireSite);
 
   app.post(
@@ -39,9 +34,7 @@ export default async function knowledgeRoutes(fastify: FastifyInstance) {
       config: { multipartBody: KnowledgeUploadBody, idempotent: true },
     },
     async (request, reply) => {
-      const row = await app.knowledge.upload(request.site.id, request.parts()).catch((error: unknown) => {
-        throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
-      });
+      const row = await readingUpload(app.knowledge.upload(request.site.id, request.parts()));
       return reply.code(201).send({ success: true, data: { message: 'File uploaded successfully', knowledge: knowledgeResource(row), site: request.site } });
     },
   );

@@ -1,7 +1,6 @@
-import multipart from '@fastify/multipart';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../../src/errors.js';
+import { readingUpload, registerUploadParser } from './upload-parser.js';
 import { MAX_IMAGE_BYTES } from '../../../src/limits.js';
 import type { MediaRow } from '../../../src/db/schema.js';
 import { mediaResource } from '../../../src/media/view.js';
@@ -10,14 +9,9 @@ import { MediaDeletedResponse, MediaListQuery, MediaListResponse, MediaPatchBody
 
 const tags = ['media'];
 
-/** The multipart parser (busboy) reports a malformed body as a plain Error, without a code. */
-const isMultipartSyntaxError = (error: unknown): error is Error =>
-  error instanceof Error && !(error instanceof AppError) && (error as { code?: unknown }).code === undefined && /multipart|boundary|part/i.test(error.message);
-
 export default async function mediaRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // One byte past the limit tells a file that is too large from one that is exactly 20 MiB.
-  await app.register(multipart, { limits: { fileSize: MAX_IMAGE_BYTES, files: 1, fields: 10, parts: 12, fieldSize: 1024 } });
+  await registerUploadParser(app, MAX_IMAGE_BYTES);
   app.addHook('onRequest', app.requireSite);
 
   /** The image as the API shows it, its URLs under the site's address. */
@@ -41,9 +35,7 @@ export default async function mediaRoutes(fastify: FastifyInstance) {
       config: { multipartBody: MediaUploadBody, idempotent: true },
     },
     async (request, reply) => {
-      const row = await app.media.upload(request.site.id, request.parts()).catch((error: unknown) => {
-        throw isMultipartSyntaxError(error) ? new AppError(400, 'BAD_REQUEST', `Malformed multipart body: ${error.message}`) : error;
-      });
+      const row = await readingUpload(app.media.upload(request.site.id, request.parts()));
       const [media] = await shown(request, [row]);
       return reply.code(201).send({ success: true, data: { message: 'Image uploaded successfully', media: media!, site: request.site } });
     },
