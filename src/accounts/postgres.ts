@@ -1,8 +1,9 @@
-import { and, asc, count, eq, gt, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
 import { accountTokens, memberships, sessions, sites, users } from '../db/pg-schema.js';
 import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
+import { linkSpent, linkUsable, sessionEnded } from './rules.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another instance got there first. */
 const guardTaken = refusedByUnique(['users_email_unique', 'memberships_user_id_site_id_pk'], (cause) => new TakenMeanwhile({ cause }));
@@ -72,10 +73,10 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
   setSessionSite: async (tx, sessionId, siteId) => void (await tx.update(sessions).set({ siteId }).where(eq(sessions.id, sessionId))),
   deleteSession: async (tx, sessionId) => void (await tx.delete(sessions).where(eq(sessions.id, sessionId))),
   deleteEndedSessionsOf: async (tx, userId, now, idleBefore) =>
-    void (await tx.delete(sessions).where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))),
+    void (await tx.delete(sessions).where(and(eq(sessions.userId, userId), sessionEnded(sessions, now, idleBefore)))),
   deleteEnded: async (tx, now, idleBefore) => {
-    const ended = await tx.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore)));
-    const links = await tx.delete(accountTokens).where(or(lt(accountTokens.expiresAt, now), isNotNull(accountTokens.usedAt)));
+    const ended = await tx.delete(sessions).where(sessionEnded(sessions, now, idleBefore));
+    const links = await tx.delete(accountTokens).where(linkSpent(accountTokens, now));
     return (ended.rowCount ?? 0) + (links.rowCount ?? 0);
   },
   deleteSessionsOf: async (tx, userId, exceptId, siteId) =>
@@ -91,7 +92,7 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
       await tx
         .update(accountTokens)
         .set({ usedAt: at })
-        .where(and(eq(accountTokens.tokenHash, tokenHash), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, at)))
+        .where(and(eq(accountTokens.tokenHash, tokenHash), linkUsable(accountTokens, at)))
         .returning({ hash: accountTokens.tokenHash })
     ).length > 0,
   dropTokensOf: async (tx, userId) => void (await tx.delete(accountTokens).where(eq(accountTokens.userId, userId))),

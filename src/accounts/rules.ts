@@ -1,5 +1,6 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { AccountTokenRow, SessionRow, UserRow } from '../db/schema.js';
+import { and, gt, isNotNull, isNull, lt, or, type Column } from 'drizzle-orm';
 import { AppError, validationError } from '../errors.js';
 
 /*
@@ -206,3 +207,15 @@ export class SignInThrottle {
     if (map.size > MAX_TRACKED) map.delete(map.keys().next().value!);
   }
 }
+
+// Conditions both databases' adapters put in their statements (written once here).
+
+/** Sessions that ended: past their absolute end, or idle since before `idleBefore`. */
+export const sessionEnded = (sessions: { expiresAt: Column; lastSeenAt: Column }, now: Date, idleBefore: Date) =>
+  or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore));
+
+/** One-time links that are spent: used, or expired before `now`. */
+export const linkSpent = (tokens: { expiresAt: Column; usedAt: Column }, now: Date) => or(lt(tokens.expiresAt, now), isNotNull(tokens.usedAt));
+
+/** A link still good at `at`: unused and unexpired. */
+export const linkUsable = (tokens: { expiresAt: Column; usedAt: Column }, at: Date) => and(isNull(tokens.usedAt), gt(tokens.expiresAt, at));

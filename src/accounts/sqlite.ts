@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { accountTokens, memberships, sessions, sites, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
+import { linkSpent, linkUsable, sessionEnded } from './rules.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another writer got there first. */
 function guardTaken(write: () => void): void {
@@ -83,11 +84,11 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
   deleteEndedSessionsOf: (tx, userId, now, idleBefore) =>
     void tx
       .delete(sessions)
-      .where(and(eq(sessions.userId, userId), or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))))
+      .where(and(eq(sessions.userId, userId), sessionEnded(sessions, now, idleBefore)))
       .run(),
   deleteEnded: (tx, now, idleBefore) =>
-    tx.delete(sessions).where(or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, idleBefore))).run().changes +
-    tx.delete(accountTokens).where(or(lt(accountTokens.expiresAt, now), isNotNull(accountTokens.usedAt))).run().changes,
+    tx.delete(sessions).where(sessionEnded(sessions, now, idleBefore)).run().changes +
+    tx.delete(accountTokens).where(linkSpent(accountTokens, now)).run().changes,
   deleteSessionsOf: (tx, userId, exceptId, siteId) =>
     void tx
       .delete(sessions)
@@ -100,7 +101,7 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
     tx
       .update(accountTokens)
       .set({ usedAt: at })
-      .where(and(eq(accountTokens.tokenHash, tokenHash), isNull(accountTokens.usedAt), gt(accountTokens.expiresAt, at)))
+      .where(and(eq(accountTokens.tokenHash, tokenHash), linkUsable(accountTokens, at)))
       .run().changes > 0,
   dropTokensOf: (tx, userId) => void tx.delete(accountTokens).where(eq(accountTokens.userId, userId)).run(),
 };
