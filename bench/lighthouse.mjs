@@ -11,7 +11,8 @@
 // Environment: CHROME_PATH (default /usr/bin/chromium), LIGHTHOUSE_PATH (instead of the argument).
 //
 // Starts the built server on a fresh temporary data folder (a site with a description and 15
-// published posts of varied Markdown, written through the API), launches headless Chromium
+// published posts of varied Markdown, written through the API, some with feature images; the
+// audited post has one and an image of the media library in its body), launches headless Chromium
 // with the flags below, runs Lighthouse's four categories against the index page and a post
 // page, and prints the scores, then every audit that did not pass in a category under 1, with
 // the elements it names (selector and HTML snippet). Exits 1 if any category is under 0.95.
@@ -20,7 +21,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { makeApiKey, printTable, request, runBench, startServer, tempDir } from './lib.mjs';
+import { FIXTURES_DIR, makeApiKey, multipartFile, printTable, request, runBench, startServer, tempDir } from './lib.mjs';
 
 const CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'];
@@ -86,17 +87,29 @@ await runBench('bench/lighthouse', async () => {
   };
 
   const { site } = await api('PATCH', '/api/v1/site', { description: 'Notes on cooking, travel, gardening and software, written down so they are not forgotten.' });
+  // Feature images: every third post has one (the index shows them small), the audited post too,
+  // with one of its images in the body as well.
+  const images = [];
+  for (const file of ['photo.webp', 'photo.png', 'small.jpg']) {
+    const form = multipartFile(file, fs.readFileSync(path.join(FIXTURES_DIR, 'images', file)));
+    const res = await request(server.baseUrl, 'POST', '/api/v1/media', { headers: { ...auth, 'content-type': form.contentType }, body: form.body });
+    if (res.status !== 201) throw new Error(`POST /api/v1/media: ${res.status} ${res.text.slice(0, 300)}`);
+    images.push(res.json().data.media);
+  }
   let lastSlug = null;
   for (let i = 0; i < POSTS; i++) {
+    const last = i === POSTS - 1;
+    const image = last ? images[0] : i % 3 === 0 ? images[i % images.length] : null;
     const [topic, category, tags] = TOPICS[i % TOPICS.length];
     const title = `${topic}, part ${Math.floor(i / TOPICS.length) + 1}`;
     const { post } = await api('POST', '/api/v1/posts', {
       title,
       description: `${topic}: what worked, what did not, and what to try next time.`,
-      content: postContent(i, title),
+      content: last ? `${postContent(i, title)}\n\n![A garden path in the evening](${images[1].url})` : postContent(i, title),
       category,
       tags,
       isDraft: false,
+      ...(image ? { featureImage: image.id, featureImageAlt: 'A harbour at sunrise, boats moored along the pier' } : {}),
     });
     lastSlug = post.slug;
   }
