@@ -17,6 +17,8 @@ import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
 import { JobQueue } from '../jobs/store.js';
 import { postgresWebhooks } from '../webhooks/postgres.js';
 import { WebhookStore } from '../webhooks/store.js';
+import { postgresAnalytics } from '../analytics/postgres.js';
+import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
 
@@ -30,6 +32,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   ...knowledgePostgresAdapters,
   jobs: postgresJobs,
   webhooks: postgresWebhooks,
+  analytics: postgresAnalytics,
 };
 
 /** Every store, on PostgreSQL. */
@@ -49,6 +52,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
     // Other instances may share the database; their running jobs are alive.
     jobs: new JobQueue(db, { soleWorker: false }),
     accounts: (options) => new AccountStore(db, options),
+    analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
   };
 }

@@ -17,6 +17,8 @@ import { sqliteAfterCommit, sqliteJobs } from '../jobs/sqlite.js';
 import { JobQueue } from '../jobs/store.js';
 import { sqliteWebhooks } from '../webhooks/sqlite.js';
 import { WebhookStore } from '../webhooks/store.js';
+import { sqliteAnalytics } from '../analytics/sqlite.js';
+import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
 import { knowledgeStores } from '../knowledge/store.js';
 
@@ -30,6 +32,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   ...knowledgeSqliteAdapters,
   jobs: sqliteJobs,
   webhooks: sqliteWebhooks,
+  analytics: sqliteAnalytics,
 };
 
 /** Every store, on SQLite. */
@@ -48,6 +51,7 @@ export function sqliteStores(handle: DbHandle): Stores {
     // One server per data folder (its lock), so it alone runs the jobs.
     jobs: new JobQueue(db, { soleWorker: true }),
     accounts: (options) => new AccountStore(db, options),
+    analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
   };
 }
