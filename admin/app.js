@@ -14,9 +14,11 @@ import * as keys from './keys.js';
 import * as users from './users.js';
 import * as settings from './settings.js';
 import * as account from './account.js';
+import * as stats from './stats.js';
 
 const NAV = [
   ['/admin/posts', 'Posts', false],
+  ['/admin/stats', 'Stats', false],
   ['/admin/knowledge', 'Knowledge', false],
   ['/admin/generate', 'Generate', false],
   ['/admin/batches', 'Batches', false],
@@ -33,6 +35,7 @@ const ROUTES = [
   { path: /^\/admin\/posts$/, screen: posts },
   { path: /^\/admin\/posts\/new$/, screen: editor },
   { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },
+  { path: /^\/admin\/stats$/, screen: stats },
   { path: /^\/admin\/knowledge$/, screen: knowledge },
   { path: /^\/admin\/generate$/, screen: generate },
   { path: /^\/admin\/batches$/, screen: batches },
