@@ -19,7 +19,7 @@ const SERIES = [
 
 /** A round upper bound for the axis. */
 function ceiling(max) {
-  if (max <= 5) return 5;
+  if (max <= 4) return 4;
   const step = 10 ** Math.floor(Math.log10(max));
   for (const m of [1, 2, 5, 10]) if (m * step >= max) return m * step;
   return 10 * step;

@@ -21,7 +21,7 @@ function topTable(caption, columns, rows) {
     h('h2', {}, caption),
     h(
       'table',
-      { class: 'numbers top' },
+      { class: 'numbers' },
       h('thead', {}, h('tr', {}, columns.map(([label]) => h('th', { scope: 'col' }, label)))),
       h('tbody', {}, rows.map((row) => h('tr', {}, columns.map(([, cell]) => h('td', {}, cell(row)))))),
     ),
