@@ -72,7 +72,9 @@ export default fp(
 
     const sweep = async () => {
       try {
-        const forgotten = await store.forgetVisitors(lastFinishedDay(clock()));
+        const finished = lastFinishedDay(clock());
+        const forgotten = await store.forgetVisitors(finished);
+        counter.forgetDays(finished);
         const pruned = await store.prune(addDays(dayIn('UTC', clock()), -config.statsRetentionDays));
         if (forgotten > 0 || pruned > 0) app.log.info({ forgotten, pruned }, 'analytics: forgot visitor hashes of finished days, pruned old days');
       } catch (error) {

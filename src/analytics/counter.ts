@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { VisitorRow } from './port.js';
 import { dayIn, SITE_PAGE } from './rules.js';
 import type { AnalyticsStore, CountBatch } from './store.js';
@@ -19,7 +19,7 @@ export interface View {
 export interface CounterOptions {
   /** Milliseconds since the epoch (tests move it to the next day). */
   clock?: () => number;
-  /** Distinct pending entries kept between flushes; past it, views are dropped (and told). */
+  /** Distinct pending entries kept between flushes (views and readers apiece); past it, views are dropped (and told). */
   maxPending?: number;
 }
 
@@ -27,20 +27,29 @@ const SEP = '\u0000';
 const DEFAULT_MAX_PENDING = 100_000;
 /** Salts kept in memory: the days of all time zones now, and a little. */
 const SALTS_KEPT = 4;
-
-/** A visitor: HMAC-SHA-256 keyed with the day's salt of (site, address, user agent), 128 bits in base64url. */
-export const visitorHash = (salt: string, siteId: string, address: string, userAgent: string) =>
-  createHmac('sha256', salt).update(`${siteId}${SEP}${address}${SEP}${userAgent}`).digest().subarray(0, 16).toString('base64url');
+/** Visitor rows this process knows are stored (it wrote them): not written again. Forgotten all at once past this. */
+const KNOWN_VISITORS = 200_000;
 
 /**
- * Views counted in memory and written in batches (flush): a request only adds to a map. Each
- * entry is (site, day, page, referrer, address, agent) with its number of views; the flush
- * hashes address and agent with the day's salt (shared by every instance through the store),
- * so neither leaves this process. A flush that fails loses its batch, never a request.
+ * A visitor: a keyed hash of (site, address, user agent) with the day's salt (SHA-256 of the
+ * salt, a separator and the rest; the salt is a fixed-length prefix key, the one-shot hash a
+ * third of an HMAC's cost), 128 bits in base64url.
+ */
+export const visitorHash = (salt: string, siteId: string, address: string, userAgent: string) =>
+  hash('sha256', `${salt}${SEP}${siteId}${SEP}${address}${SEP}${userAgent}`, 'base64url').slice(0, 22);
+
+/**
+ * Views counted in memory and written in batches (flush): a request only adds to two maps,
+ * views by (site, day, page, referrer), and the pages each reader (site, day, address, agent)
+ * read. The flush hashes address and agent with the day's salt (shared by every instance
+ * through the store), so neither leaves this process. A flush that fails loses its batch,
+ * never a request.
  */
 export class ViewCounter {
-  private pending = new Map<string, number>();
+  private views = new Map<string, number>();
+  private readers = new Map<string, Set<string>>();
   private readonly salts = new Map<string, string>();
+  private readonly known = new Set<string>();
   private readonly clock: () => number;
   private readonly maxPending: number;
   /** Views dropped since the last flush because the buffer was full. */
@@ -54,49 +63,64 @@ export class ViewCounter {
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   }
 
-  /** Views waiting for the next flush. */
+  /** Distinct entries waiting for the next flush. */
   get size(): number {
-    return this.pending.size;
+    return this.views.size;
   }
 
   count(view: View): void {
     const day = dayIn(view.timeZone, this.clock());
-    const entry = view.siteId + SEP + day + SEP + view.page + SEP + view.referrer + SEP + view.address + SEP + view.userAgent;
-    const views = this.pending.get(entry);
-    if (views !== undefined) this.pending.set(entry, views + 1);
-    else if (this.pending.size < this.maxPending) this.pending.set(entry, 1);
-    else this.dropped++;
+    const entry = view.siteId + SEP + day + SEP + view.page + SEP + view.referrer;
+    const reader = view.siteId + SEP + day + SEP + view.address + SEP + view.userAgent;
+    const pages = this.readers.get(reader);
+    const seen = this.views.get(entry);
+    if ((seen === undefined && this.views.size >= this.maxPending) || (pages === undefined && this.readers.size >= this.maxPending)) {
+      this.dropped++;
+      return;
+    }
+    this.views.set(entry, (seen ?? 0) + 1);
+    if (pages) pages.add(view.page);
+    else this.readers.set(reader, new Set([view.page]));
   }
 
   /** Takes what is pending and writes it; answers the views written. Throws when the database does (the batch is lost). */
   async flush(): Promise<number> {
-    if (this.pending.size === 0) return 0;
-    const taken = this.pending;
-    this.pending = new Map();
+    if (this.views.size === 0) return 0;
+    const views = this.views;
+    const readers = this.readers;
+    this.views = new Map();
+    this.readers = new Map();
     this.dropped = 0;
-    const entries = [...taken].map(([entry, views]) => {
-      const [siteId, day, page, referrer, address, userAgent] = entry.split(SEP) as [string, string, string, string, string, string];
-      return { siteId, day, page, referrer, address, userAgent, views };
-    });
-    for (const day of new Set(entries.map((e) => e.day))) await this.saltOf(day);
 
     const pages = new Map<string, { siteId: string; day: string; page: string; views: number }>();
     const referrers = new Map<string, { siteId: string; day: string; referrer: string; views: number }>();
-    const visitors = new Map<string, VisitorRow>();
-    for (const e of entries) {
-      const pageKey = e.siteId + SEP + e.day + SEP + e.page;
-      const page = pages.get(pageKey);
-      if (page) page.views += e.views;
-      else pages.set(pageKey, { siteId: e.siteId, day: e.day, page: e.page, views: e.views });
-      const referrerKey = e.siteId + SEP + e.day + SEP + e.referrer;
-      const referrer = referrers.get(referrerKey);
-      if (referrer) referrer.views += e.views;
-      else referrers.set(referrerKey, { siteId: e.siteId, day: e.day, referrer: e.referrer, views: e.views });
-      const hash = visitorHash(this.salts.get(e.day)!, e.siteId, e.address, e.userAgent);
-      for (const p of [SITE_PAGE, e.page]) visitors.set(e.siteId + SEP + e.day + SEP + p + SEP + hash, { siteId: e.siteId, day: e.day, page: p, hash });
+    for (const [entry, count] of views) {
+      const [siteId, day, page, referrer] = entry.split(SEP) as [string, string, string, string];
+      const pageKey = siteId + SEP + day + SEP + page;
+      const pageRow = pages.get(pageKey);
+      if (pageRow) pageRow.views += count;
+      else pages.set(pageKey, { siteId, day, page, views: count });
+      referrers.set(entry, { siteId, day, referrer, views: count });
     }
-    const batch: CountBatch = { pages: [...pages.values()], referrers: [...referrers.values()], visitors: [...visitors.values()] };
-    return this.store.record(batch);
+
+    const visitors: VisitorRow[] = [];
+    const fresh: string[] = [];
+    for (const [reader, readPages] of readers) {
+      const [siteId, day, address, userAgent] = reader.split(SEP) as [string, string, string, string];
+      const visitor = visitorHash(await this.saltOf(day), siteId, address, userAgent);
+      for (const page of [SITE_PAGE, ...readPages]) {
+        const known = siteId + SEP + day + SEP + page + SEP + visitor;
+        if (this.known.has(known)) continue;
+        visitors.push({ siteId, day, page, hash: visitor });
+        fresh.push(known);
+      }
+    }
+    const batch: CountBatch = { pages: [...pages.values()], referrers: [...referrers.values()], visitors };
+    const written = await this.store.record(batch);
+    // Stored now (by this insert or another instance's): not written again by this process.
+    if (this.known.size + fresh.length > KNOWN_VISITORS) this.known.clear();
+    for (const key of fresh) this.known.add(key);
+    return written;
   }
 
   private async saltOf(day: string): Promise<string> {
@@ -110,8 +134,9 @@ export class ViewCounter {
     return salt;
   }
 
-  /** Forgets the salts held in memory (their rows were deleted). */
-  forgetSalts(): void {
-    this.salts.clear();
+  /** Forgets what this process remembers of the days whose hashes and salts were deleted (up to `day`). */
+  forgetDays(day: string): void {
+    for (const old of this.salts.keys()) if (old <= day) this.salts.delete(old);
+    for (const key of this.known) if (key.split(SEP)[1]! <= day) this.known.delete(key);
   }
 }

@@ -26,8 +26,17 @@ export const DIRECT = '';
 export function isReader(userAgent: string | undefined, purpose: string | undefined): boolean {
   if (!userAgent) return false;
   if (purpose !== undefined && /prefetch|preview/i.test(purpose)) return false;
-  return !isbot(userAgent);
+  let bot = botAgents.get(userAgent);
+  if (bot === undefined) {
+    // isbot's pattern costs microseconds; readers' agents repeat.
+    if (botAgents.size >= BOT_CACHE) botAgents.clear();
+    botAgents.set(userAgent, (bot = isbot(userAgent)));
+  }
+  return !bot;
 }
+
+const BOT_CACHE = 10_000;
+const botAgents = new Map<string, boolean>();
 
 /**
  * Where a view came from: `utm_source` when the URL has one, else the referrer's host (no path,
