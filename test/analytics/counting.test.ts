@@ -222,6 +222,15 @@ t.test("a site's stats go with it; finished days' visitor hashes go after their 
   t.equal(await ctx.count('select count(*) as n from analytics_pages'), 0);
 });
 
+t.test('TRUST_PROXY decides whether X-Forwarded-For names the reader', async (t) => {
+  for (const [trust, visitors] of [['false', 1], ['true', 2]] as const) {
+    const { ctx, url } = await setUp(t, { TRUST_PROXY: trust });
+    for (const forwarded of ['198.51.100.1', '198.51.100.2']) await read(ctx, url, { 'x-forwarded-for': forwarded });
+    await ctx.app.analytics.flush();
+    t.same(dayOf(await stats(ctx), '2026-03-10'), { day: '2026-03-10', views: 2, visitors }, `TRUST_PROXY=${trust}`);
+  }
+});
+
 t.test('ANALYTICS=off counts nothing', async (t) => {
   const { ctx, url } = await setUp(t, { ANALYTICS: 'off' });
   await read(ctx, url);
