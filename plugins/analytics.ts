@@ -84,6 +84,14 @@ export default fp(
 
     const seen = (request: FastifyRequest, view: PageView) => {
       if (!config.analytics || request.method !== 'GET') return;
+      try {
+        count(request, view);
+      } catch (error) {
+        // Counting never fails a page.
+        request.log.warn({ err: error }, 'analytics: a view could not be counted');
+      }
+    };
+    const count = (request: FastifyRequest, view: PageView) => {
       const userAgent = header(request, 'user-agent');
       if (!isReader(userAgent, header(request, 'sec-purpose') ?? header(request, 'purpose') ?? header(request, 'x-purpose'))) return;
       const host = request.hostname?.toLowerCase();

@@ -100,7 +100,11 @@ export class ViewCounter {
       const pageRow = pages.get(pageKey);
       if (pageRow) pageRow.views += count;
       else pages.set(pageKey, { siteId, day, page, views: count });
-      referrers.set(entry, { siteId, day, referrer, views: count });
+      // One row per (site, day, referrer): an upsert may not touch a row twice.
+      const referrerKey = siteId + SEP + day + SEP + referrer;
+      const referrerRow = referrers.get(referrerKey);
+      if (referrerRow) referrerRow.views += count;
+      else referrers.set(referrerKey, { siteId, day, referrer, views: count });
     }
 
     const visitors: VisitorRow[] = [];
