@@ -15,10 +15,12 @@ import * as keys from './keys.js';
 import * as users from './users.js';
 import * as settings from './settings.js';
 import * as account from './account.js';
+import * as stats from './stats.js';
 
 const NAV = [
   ['/admin/posts', 'Posts', false],
   ['/admin/media', 'Media', false],
+  ['/admin/stats', 'Stats', false],
   ['/admin/knowledge', 'Knowledge', false],
   ['/admin/generate', 'Generate', false],
   ['/admin/batches', 'Batches', false],
@@ -36,6 +38,7 @@ const ROUTES = [
   { path: /^\/admin\/posts\/new$/, screen: editor },
   { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },
   { path: /^\/admin\/media$/, screen: media },
+  { path: /^\/admin\/stats$/, screen: stats },
   { path: /^\/admin\/knowledge$/, screen: knowledge },
   { path: /^\/admin\/generate$/, screen: generate },
   { path: /^\/admin\/batches$/, screen: batches },

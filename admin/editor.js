@@ -2,6 +2,7 @@ import { api } from './api.js';
 import { busy, confirmedAction, field, h, heading, link, messageLine, replace, when } from './ui.js';
 import { statusText } from './posts.js';
 import { featureImagePicker } from './feature-image.js';
+import { postChart } from './chart.js';
 
 const PREVIEW_DELAY_MS = 300;
 
@@ -183,6 +184,8 @@ export async function render(main, ctx) {
 
   drawState();
   main.append(h('p', { class: 'crumbs' }, link('/admin/posts', '← Posts')), heading(isNew ? 'New post' : 'Edit post'), state, form);
+  // Its views of the last 30 days, below the form (stats are extra: nothing when they fail).
+  if (!isNew) postChart(ctx.params.id).then((chart) => form.isConnected && form.after(chart), () => {});
   await refreshPreview();
   return () => clearTimeout(timer);
 }

@@ -1,4 +1,5 @@
 import { api, query } from './api.js';
+import { fillViews } from './chart.js';
 import { field, h, heading, link, pager, replace, select, when } from './ui.js';
 
 const STATUSES = [
@@ -67,10 +68,12 @@ export async function render(main, ctx) {
             ` Updated ${when(post.updatedAt)}`,
             post.category ? ` · ${post.category}` : '',
             post.tags.length ? ` · ${post.tags.join(', ')}` : '',
+            h('span', { class: 'views', 'data-views': post.id }),
           ),
         ),
       ),
     ),
     pager(data.pagination, (n) => `/admin/posts${query({ status, q, page: n })}`),
   );
+  void fillViews(list);
 }

@@ -87,6 +87,7 @@ export default fp(
           { name: 'knowledge', description: 'Files of the per-site knowledge base that grounds generated posts' },
           { name: 'tasks', description: 'Scheduled batch generation tasks' },
           { name: 'site', description: 'The settings of the key’s site' },
+          { name: 'stats', description: 'Views and visitors of the public pages, counted on the server (no cookie, no script)' },
           { name: 'webhooks', description: 'Signed (Standard Webhooks) notifications of post, task and knowledge events, retried for a day' },
           { name: 'auth', description: 'Staff sign-in: sessions (the blog_session cookie), one-time setup links, passwords' },
           { name: 'users', description: 'The staff of the site and their roles (owners only)' },

@@ -35,7 +35,10 @@ export default fp(
     app.decorate<PublicSite>('publicSite', publicSite);
     const renderer = createSiteRenderer((template, data) => app.view(template, data));
     app.decorate('publicPages', new PublicPages(publicSite, renderer, { stylesheet: stylesheetFile(), icon: iconFile() }, app.config.publicBaseUrl));
+    // A reader's GET of a page answered 200 or 304 counts a view (plugins/analytics.ts).
+    const seen = app.hasDecorator('analytics') ? app.analytics.seen : null;
     app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {
+      if (response.view && seen) seen(request, response.view);
       reply.header('Cache-Control', CACHE_CONTROL).header('ETag', response.etag).header('Last-Modified', response.lastModified.toUTCString());
       if (response.status === 200 && notModified(request, response)) return reply.code(304).send();
       if (response.location) reply.header('Location', response.location);

@@ -11,6 +11,7 @@ import { redactUrl } from './log-redact.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import accountsPlugin from '../plugins/accounts.js';
+import analyticsPlugin, { type AnalyticsPluginOptions } from '../plugins/analytics.js';
 import adminUiPlugin from '../plugins/admin-ui.js';
 import authPlugin from '../plugins/auth.js';
 import dbPlugin, { type DbPluginOptions } from '../plugins/db.js';
@@ -40,6 +41,7 @@ import idempotencyPlugin from '../plugins/idempotency.js';
 import rateLimitPlugin from '../plugins/rate-limit.js';
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks.js';
 import webhookRoutes from '../routes/api/v1/webhooks.js';
+import statsRoutes from '../routes/api/v1/stats.js';
 import type { AppGenerator } from './generation/service.js';
 
 export interface AppOptions {
@@ -58,6 +60,8 @@ export interface AppOptions {
   indexer?: KnowledgePluginOptions['indexer'];
   /** The embedding loop and the vector side of search, when OLLAMA_EMBED_MODEL is set (tests); clock and start follow `jobs` unless set here. */
   embeddings?: EmbeddingsPluginOptions & KnowledgeEmbeddingOptions;
+  /** The clock of analytics (tests). */
+  analytics?: AnalyticsPluginOptions;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -70,12 +74,14 @@ const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Mat
 
 /** What a request log line says about the request: Fastify's default fields, the URL redacted. */
 function serializeRequest(request: FastifyRequest) {
+  // The client's address is personal data (readers of the public pages): logged at debug level only.
+  const debug = request.log.level === 'debug' || request.log.level === 'trace';
   return {
     method: request.method,
     url: redactUrl(request.url),
     version: request.headers['accept-version'] as string | undefined,
     host: request.host,
-    remoteAddress: request.ip,
+    remoteAddress: debug ? request.ip : undefined,
     remotePort: request.socket?.remotePort,
   };
 }
@@ -196,6 +202,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).
   await app.register(rateLimitPlugin);
+  await app.register(analyticsPlugin, opts.analytics ?? {});
   await app.register(publicSitePlugin);
   await app.register(healthRoutes);
   await app.register(
@@ -209,6 +216,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
       await api.register(authRoutes);
       await api.register(userRoutes);
       await api.register(keyRoutes);
+      await api.register(statsRoutes);
     },
     { prefix: '/api/v1' },
   );

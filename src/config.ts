@@ -75,6 +75,10 @@ export interface Config {
   publicOrigin: string | null;
   /** Whom Fastify believes about X-Forwarded-For/-Proto/-Host (TRUST_PROXY): false, true, a number of hops, or addresses/CIDRs. */
   trustProxy: boolean | number | string;
+  /** Views of the public pages are counted (ANALYTICS=on, the default; off counts nothing, stats stay readable). */
+  analytics: boolean;
+  /** Daily stats older than this many days are deleted (STATS_RETENTION_DAYS, default 730). */
+  statsRetentionDays: number;
   /** Staff sessions end after this long without a request (SESSION_IDLE_HOURS, default 7 days), in ms. */
   sessionIdleMs: number;
   /** ... and this long after sign-in, whatever happens (SESSION_MAX_DAYS, default 30), in ms. */
@@ -290,6 +294,8 @@ export function loadConfig(env: Env = process.env): Config {
     storage: readStorage(env),
     publicOrigin: env.PUBLIC_BASE_URL?.trim() ? new URL(readUrl(env, 'PUBLIC_BASE_URL', '')).origin : null,
     trustProxy: readTrustProxy(env),
+    analytics: readEnum(env, 'ANALYTICS', 'on', ['on', 'off']) === 'on',
+    statsRetentionDays: readInt(env, 'STATS_RETENTION_DAYS', 730, 1, 36_500),
     sessionIdleMs: readInt(env, 'SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 366) * 3_600_000,
     sessionMaxMs: readInt(env, 'SESSION_MAX_DAYS', 30, 1, 366) * 86_400_000,
     adminEmail: readAdminEmail(env),

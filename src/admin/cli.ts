@@ -18,7 +18,7 @@ const USAGE = `Usage: blog-admin <command> [--json]
   site create --name "Name"     create a site and print its id and first API key
   site list                     list sites
   site update <siteId> [--name "Name"] [--handle h] [--url https://...] [--description "..."]
-              [--language en] [--posts-per-page 10]
+              [--language en] [--posts-per-page 10] [--time-zone Europe/Berlin]
                                 change a site's settings (--url "" removes its own domain; a new
                                 domain is pending until proven: see verify-domain)
   site verify-domain <siteId> [--dns]
@@ -105,6 +105,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
         description: { type: 'string' },
         language: { type: 'string' },
         'posts-per-page': { type: 'string' },
+        'time-zone': { type: 'string' },
         to: { type: 'string' },
         json: { type: 'boolean' },
         dns: { type: 'boolean' },
@@ -235,6 +236,7 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
           description: values.description,
           language: values.language,
           postsPerPage: perPage === undefined ? undefined : Number(perPage),
+          timeZone: values['time-zone'],
         });
         if (values.json) return json(site);
         for (const line of table(['ID', 'NAME', 'HANDLE', 'URL', 'LANGUAGE', 'PER PAGE'], [[site.id, site.name, site.handle, site.url ?? '-', site.language, String(site.postsPerPage)]])) out(line);

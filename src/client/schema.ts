@@ -295,7 +295,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the site: name, description, handle, url, language, postsPerPage */
+        /** Change the site: name, description, handle, url, language, postsPerPage, timeZone */
         patch: operations["updateSite"];
         trace?: never;
     };
@@ -613,6 +613,60 @@ export interface paths {
         post?: never;
         /** Revoke an API key of the site (it stops working at once) */
         delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Views and visitors per day, top posts, pages and referrers
+         * @description Counted on the server from reads of the public pages (no cookie, no script; bots and prefetches not counted). At most 366 days.
+         */
+        get: operations["getStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stats/posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Views and visitors of the given posts over a range (the post list shows them) */
+        get: operations["getPostsStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A post's views and visitors per day */
+        get: operations["getPostStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3541,6 +3595,8 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
+                                /** @description IANA time zone name (default UTC): the days of the site's stats */
+                                timeZone: string;
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -3630,7 +3686,8 @@ export interface operations {
                  *       "handle": "travel",
                  *       "url": "https://travel.example.com",
                  *       "language": "en-GB",
-                 *       "postsPerPage": 10
+                 *       "postsPerPage": 10,
+                 *       "timeZone": "Europe/London"
                  *     }
                  */
                 "application/json": {
@@ -3641,6 +3698,8 @@ export interface operations {
                     url?: string | null;
                     language?: string;
                     postsPerPage?: number;
+                    /** @description IANA time zone name, such as UTC or Europe/Berlin */
+                    timeZone?: string;
                 };
             };
         };
@@ -3673,6 +3732,8 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
+                                /** @description IANA time zone name (default UTC): the days of the site's stats */
+                                timeZone: string;
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -3784,6 +3845,8 @@ export interface operations {
                                 /** @description BCP 47 tag of the pages */
                                 language: string;
                                 postsPerPage: number;
+                                /** @description IANA time zone name (default UTC): the days of the site's stats */
+                                timeZone: string;
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -6224,6 +6287,318 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 revokedAt: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getStats: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, site's time zone); default: 29 days before `to`. At most 366 days in all */
+                from?: string;
+                /** @description Last day, included (YYYY-MM-DD); default: today in the site's time zone */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            from: string;
+                            to: string;
+                            timeZone: string;
+                            /** @description Every day of the range, oldest first */
+                            days: {
+                                day: string;
+                                views: number;
+                                /** @description Distinct readers that day */
+                                visitors: number;
+                            }[];
+                            /** @description Over the range */
+                            totals: {
+                                views: number;
+                                /** @description The sum of each day's visitors (a reader on two days counts twice) */
+                                visitors: number;
+                            };
+                            /** @description Posts by views (title and slug null once deleted) */
+                            topPosts: {
+                                postId: string;
+                                title: string | null;
+                                slug: string | null;
+                                views: number;
+                                visitors: number;
+                            }[];
+                            /** @description Index, tag and category pages by views */
+                            topPages: {
+                                path: string;
+                                views: number;
+                                visitors: number;
+                            }[];
+                            topReferrers: {
+                                /** @description A host, a utm_source, or "" for direct / internal */
+                                referrer: string;
+                                views: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPostsStats: {
+        parameters: {
+            query: {
+                /** @description First day (YYYY-MM-DD, site's time zone); default: 29 days before `to`. At most 366 days in all */
+                from?: string;
+                /** @description Last day, included (YYYY-MM-DD); default: today in the site's time zone */
+                to?: string;
+                /** @description Post ids, comma-separated (at most 100) */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            from: string;
+                            to: string;
+                            posts: {
+                                postId: string;
+                                views: number;
+                                /** @description The sum of each day's visitors */
+                                visitors: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPostStats: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, site's time zone); default: 29 days before `to`. At most 366 days in all */
+                from?: string;
+                /** @description Last day, included (YYYY-MM-DD); default: today in the site's time zone */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            postId: string;
+                            from: string;
+                            to: string;
+                            timeZone: string;
+                            days: {
+                                day: string;
+                                views: number;
+                                /** @description Distinct readers that day */
+                                visitors: number;
+                            }[];
+                            /** @description Over the range */
+                            totals: {
+                                views: number;
+                                /** @description The sum of each day's visitors (a reader on two days counts twice) */
+                                visitors: number;
                             };
                         };
                     };

@@ -24,6 +24,11 @@ export const memberships = sqliteTableOf(tables.memberships);
 export const sessions = sqliteTableOf(tables.sessions);
 export const accountTokens = sqliteTableOf(tables.accountTokens);
 export const media = sqliteTableOf(tables.media);
+export const analyticsDays = sqliteTableOf(tables.analyticsDays);
+export const analyticsPages = sqliteTableOf(tables.analyticsPages);
+export const analyticsReferrers = sqliteTableOf(tables.analyticsReferrers);
+export const analyticsSalts = sqliteTableOf(tables.analyticsSalts);
+export const analyticsVisitors = sqliteTableOf(tables.analyticsVisitors);
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;

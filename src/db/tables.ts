@@ -34,6 +34,8 @@ export const sites = defineTable(
     description: text('description'),
     language: text('language').notNull().default('en'),
     postsPerPage: integer('posts_per_page').notNull().default(10),
+    // IANA name: the days of the site's analytics.
+    timeZone: text('time_zone').notNull().default('UTC'),
     // Moves with every write that can change what readers see: public pages and feeds are
     // cached per version, so a write invalidates them at once, on every instance.
     contentVersion: integer('content_version').notNull().default(0),
@@ -448,4 +450,78 @@ export const media = defineTable(
     createdAt: timestamp('created_at').notNull(),
   },
   (t) => [index('media_site_created_idx').on(t.siteId, t.createdAt)],
+);
+
+/*
+ * Analytics (src/analytics): daily aggregates per site and day (YYYY-MM-DD in the site's time
+ * zone), written in batches by every instance as increments, so instances' counts add up. No
+ * address or user agent is stored: a visitor is a hash of the day's random salt with site, address
+ * and agent, kept only while its day may still be counted.
+ */
+
+/** A site's views and (daily unique) visitors per day. */
+export const analyticsDays = defineTable(
+  'analytics_days',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    views: integer('views').notNull().default(0),
+    visitors: integer('visitors').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.day] }), index('analytics_days_day_idx').on(t.day)],
+);
+
+/** Views and visitors per day of each page: `page` is a post's id, or the path of an index, tag or category page ('/...'). */
+export const analyticsPages = defineTable(
+  'analytics_pages',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    page: text('page').notNull(),
+    views: integer('views').notNull().default(0),
+    visitors: integer('visitors').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.day, t.page] }), index('analytics_pages_day_idx').on(t.day)],
+);
+
+/** Views per day by where readers came from: a referrer's host, `utm_source`, or '' (direct / internal). */
+export const analyticsReferrers = defineTable(
+  'analytics_referrers',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    referrer: text('referrer').notNull(),
+    views: integer('views').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.day, t.referrer] }), index('analytics_referrers_day_idx').on(t.day)],
+);
+
+/** The random salt of each day's visitor hashes, shared by every instance; deleted once no time zone is in that day any more. */
+export const analyticsSalts = defineTable('analytics_salts', {
+  day: text('day').primaryKey(),
+  salt: text('salt').notNull(),
+  createdAt: timestamp('created_at').notNull(),
+});
+
+/**
+ * The visitors seen on a day, as keyed hashes: per site (`page` '') and per page. A hash is
+ * inserted once (the first instance to insert it counts the visitor); deleted with its day's salt.
+ */
+export const analyticsVisitors = defineTable(
+  'analytics_visitors',
+  {
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    page: text('page').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.siteId, t.day, t.page, t.hash] }), index('analytics_visitors_day_idx').on(t.day)],
 );

@@ -17,6 +17,19 @@ export interface PublicResponse {
   location?: string;
   etag: string;
   lastModified: Date;
+  /** What a reader's GET of this answer counts a view of (analytics): a post page, or an index, tag or category page. */
+  view?: PageView;
+}
+
+/** The page a response counts a view of. */
+export interface PageView {
+  siteId: string;
+  /** The site's time zone: the day the view counts on. */
+  timeZone: string;
+  /** A post's id, or the site-relative path of an index, tag or category page. */
+  page: string;
+  /** The site's own hosts: a referrer there is direct / internal. */
+  hosts: string[];
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -25,8 +38,11 @@ const MAX_PAGE_NUMBER = 100_000;
 const CACHE_ENTRIES = 2000;
 const SITE_CACHE_ENTRIES = 200;
 
-/** `keep: false`: an answer for any path (a 404, a trailing-slash redirect) is never kept. */
-type Rendered = Omit<PublicResponse, 'etag' | 'lastModified' | 'body'> & { body: string; keep?: false };
+/**
+ * `keep: false`: an answer for any path (a 404, a trailing-slash redirect) is never kept.
+ * `counts`: the page a reader's view of it counts for (a post's id or a path).
+ */
+type Rendered = Omit<PublicResponse, 'etag' | 'lastModified' | 'body' | 'view'> & { body: string; keep?: false; counts?: string };
 
 /**
  * Answers kept per site, least recently used first out, bounded per site and in all: a site
@@ -111,6 +127,13 @@ export function siteView(site: Site, basePath: string, publicBaseUrl: string): P
   };
 }
 
+/** The hosts a site answers on: its own domain's and that of its platform address. */
+function siteHosts(site: Site, view: PublicSite): string[] {
+  const hosts = new Set<string>();
+  for (const url of [site.url, view.baseUrl]) if (url && URL.canParse(url)) hosts.add(new URL(url).hostname.toLowerCase());
+  return [...hosts];
+}
+
 const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('base64url')}"`;
 
 /** A file of the pages' own (stylesheet, icon), the same for every site. */
@@ -155,7 +178,8 @@ export class PublicPages {
   async page(site: Site, basePath: string, path: string): Promise<PublicResponse> {
     const fixed = this.assets.get(path);
     if (fixed) return fixed;
-    return this.cached(`page|${basePath}|${path}`, site, () => this.render(this.view(site, basePath), path));
+    const view = this.view(site, basePath);
+    return this.cached(`page|${basePath}|${path}`, site, () => this.render(view, path), (page) => ({ siteId: site.id, timeZone: site.timeZone, page, hosts: siteHosts(site, view) }));
   }
 
   /** The 404 page for an address that names no site. */
@@ -168,14 +192,15 @@ export class PublicPages {
    * site's current content version: `key` names the answer within the site (a normalised path,
    * and only the parameters the route reads). Answers marked `keep: false` are not kept.
    */
-  async cached(key: string, site: Site | null, produce: () => Promise<Rendered>): Promise<PublicResponse> {
+  async cached(key: string, site: Site | null, produce: () => Promise<Rendered>, viewOf?: (page: string) => PageView): Promise<PublicResponse> {
     const siteId = site?.id ?? '';
     const version = site?.contentVersion ?? 0;
     const hit = this.cache.get(siteId, version, key);
     if (hit) return hit;
-    const { keep, ...rendered } = await produce();
+    const { keep, counts, ...rendered } = await produce();
     const body = Buffer.from(rendered.body);
-    const response = { ...rendered, body, etag: etagOf(body), lastModified: site?.contentUpdatedAt ?? site?.createdAt ?? new Date(0) };
+    const response: PublicResponse = { ...rendered, body, etag: etagOf(body), lastModified: site?.contentUpdatedAt ?? site?.createdAt ?? new Date(0) };
+    if (counts !== undefined && viewOf) response.view = viewOf(counts);
     if (keep !== false) this.cache.set(siteId, version, key, response);
     return response;
   }
@@ -226,7 +251,7 @@ export class PublicPages {
       const { posts, total } = await this.service.list(site.id, { page, limit: site.postsPerPage, topic: { kind, slug } });
       const pages = Math.max(1, Math.ceil(total / site.postsPerPage));
       if (page > pages) return notFound();
-      return { status: 200, contentType: HTML, body: await this.renderer.list(site, { kind, name, slug }, posts, { page, pages }) };
+      return { status: 200, contentType: HTML, body: await this.renderer.list(site, { kind, name, slug }, posts, { page, pages }), counts: path };
     }
 
     const post = /^\/([a-z0-9-]{1,80})\/$/.exec(path);
@@ -234,7 +259,7 @@ export class PublicPages {
       const found = await this.service.bySlug(site.id, post[1]);
       if (!found) return notFound();
       if ('movedTo' in found) return redirect(postPath(found.movedTo));
-      return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post) };
+      return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post), counts: found.post.id };
     }
 
     // A page address without its trailing slash (not a file name) is the page's: segments of
@@ -247,7 +272,7 @@ export class PublicPages {
     const { posts, total } = await this.service.list(site.id, { page, limit: site.postsPerPage });
     const pages = Math.max(1, Math.ceil(total / site.postsPerPage));
     if (page > pages) return notFound();
-    return { status: 200, contentType: HTML, body: await this.renderer.index(site, posts, { page, pages }) };
+    return { status: 200, contentType: HTML, body: await this.renderer.index(site, posts, { page, pages }), counts: indexPath(page) };
   }
 
   private async feedPosts(site: PublicSite) {

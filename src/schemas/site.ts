@@ -11,6 +11,7 @@ export const SiteSettings = Type.Object({
   url: NullableString,
   language: Type.String({ description: 'BCP 47 tag of the pages' }),
   postsPerPage: Type.Integer(),
+  timeZone: Type.String({ description: 'IANA time zone name (default UTC): the days of the site\'s stats' }),
   publicUrl: Type.String({ description: 'Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle>' }),
   domain: Type.Union(
     [
@@ -39,8 +40,9 @@ export const PatchSiteBody = Type.Object(
     url: Type.Optional(Type.Union([Type.String({ maxLength: 300, description: 'An origin such as https://blog.example.com; null to remove' }), Type.Null()])),
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
     postsPerPage: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_POSTS_PER_PAGE })),
+    timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name, such as UTC or Europe/Berlin' })),
   },
-  { minProperties: 1, examples: [{ name: 'Travel Notes', handle: 'travel', url: 'https://travel.example.com', language: 'en-GB', postsPerPage: 10 }] },
+  { minProperties: 1, examples: [{ name: 'Travel Notes', handle: 'travel', url: 'https://travel.example.com', language: 'en-GB', postsPerPage: 10, timeZone: 'Europe/London' }] },
 );
 
 export const SiteSettingsResponse = envelope(Type.Object({ message: Type.String(), site: SiteSettings }));

@@ -32,6 +32,8 @@ export interface SiteSettingsPatch {
   url?: string | null;
   language?: string;
   postsPerPage?: number;
+  /** IANA time zone name: the days of the site's analytics. */
+  timeZone?: string;
 }
 
 // One-shot hashing (every request hashes its key): a third of createHash's cost.
@@ -66,6 +68,7 @@ export function newSite(name: string, handle: string, now: Date): Site {
     description: null,
     language: 'en',
     postsPerPage: 10,
+    timeZone: 'UTC',
     contentVersion: 0,
     contentUpdatedAt: null,
     createdAt: now,
@@ -127,7 +130,7 @@ export const handleTaken = (handle: string) => conflict(`The handle "${handle}" 
 /** Refuses a patch that changes nothing, before any transaction begins. */
 export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage');
+    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage, timeZone');
   }
 }
 
@@ -195,6 +198,21 @@ export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: D
     }
     changes.postsPerPage = patch.postsPerPage;
   }
+  if (patch.timeZone !== undefined) {
+    const timeZone = canonicalTimeZone(patch.timeZone);
+    if (!timeZone) throw invalid('timeZone', 'must be an IANA time zone name such as UTC or Europe/Berlin');
+    changes.timeZone = timeZone;
+  }
   // Every setting shows on the pages (name, language, addresses): cached pages are stale.
   return Object.assign(changes, { contentVersion: current.contentVersion + 1, contentUpdatedAt: now });
+}
+
+/** The IANA time zone `name` as Intl spells it (Europe/Berlin for europe/berlin), or null when Intl knows no such zone. */
+export function canonicalTimeZone(name: string): string | null {
+  if (!/^[A-Za-z0-9_+\-/]{1,64}$/.test(name)) return null;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
 }

@@ -66,7 +66,7 @@ export function* revokeKeySteps(keyId: string, now: Date): Steps<boolean> {
   return yield* ask('sites', 'revokeKey', keyId, now);
 }
 
-/** Changes a site's settings (name, description, handle, url, language, postsPerPage). */
+/** Changes a site's settings (name, description, handle, url, language, postsPerPage, timeZone). */
 export function* updateSettingsSteps(siteId: string, patch: SiteSettingsPatch, now: Date, options: SettingsOptions): Steps<Site> {
   checkPatchNotEmpty(patch);
   // Locked: a post written meanwhile waits, and its version increment comes after ours.
@@ -214,7 +214,7 @@ export class SiteStore {
     return site;
   }
 
-  /** Changes a site's settings (name, description, handle, url, language, postsPerPage). */
+  /** Changes a site's settings (name, description, handle, url, language, postsPerPage, timeZone). */
   update(siteId: string, patch: SiteSettingsPatch, now = new Date()): Promise<Site> {
     return this.db.write(() => updateSettingsSteps(siteId, patch, now, { reservedHosts: this.domains.reservedHosts }));
   }

@@ -8,6 +8,7 @@ import type { JobQueue } from '../jobs/store.js';
 import type { AccountStore, AccountStoreOptions } from '../accounts/store.js';
 import type { MediaStore } from '../media/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
+import type { AnalyticsStore } from '../analytics/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -29,6 +30,8 @@ export interface Stores {
   jobs: JobQueue;
   /** Staff users, memberships, sessions and one-time links, with the session lifetimes of the configuration. */
   accounts(options: AccountStoreOptions): AccountStore;
+  /** Daily views, visitors and referrers of each site's public pages. */
+  analytics: AnalyticsStore;
   /** The webhook store, with the plugin's options (clock, retries, the delivery loop's wake). */
   webhooks(options: WebhookStoreOptions): WebhookStore;
   /** The rows of each site's media library. */

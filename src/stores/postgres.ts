@@ -19,6 +19,8 @@ import { postgresAfterCommit, postgresJobs } from '../jobs/postgres.js';
 import { JobQueue } from '../jobs/store.js';
 import { postgresWebhooks } from '../webhooks/postgres.js';
 import { WebhookStore } from '../webhooks/store.js';
+import { postgresAnalytics } from '../analytics/postgres.js';
+import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
 
@@ -33,6 +35,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   jobs: postgresJobs,
   webhooks: postgresWebhooks,
   media: postgresMedia,
+  analytics: postgresAnalytics,
 };
 
 /** Every store, on PostgreSQL. */
@@ -52,6 +55,7 @@ export function postgresStores(handle: PostgresHandle): Stores {
     // Other instances may share the database; their running jobs are alive.
     jobs: new JobQueue(db, { soleWorker: false }),
     accounts: (options) => new AccountStore(db, options),
+    analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
     media: new MediaStore(db),
   };

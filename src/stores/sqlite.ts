@@ -19,6 +19,8 @@ import { sqliteAfterCommit, sqliteJobs } from '../jobs/sqlite.js';
 import { JobQueue } from '../jobs/store.js';
 import { sqliteWebhooks } from '../webhooks/sqlite.js';
 import { WebhookStore } from '../webhooks/store.js';
+import { sqliteAnalytics } from '../analytics/sqlite.js';
+import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
 import { knowledgeStores } from '../knowledge/store.js';
 
@@ -33,6 +35,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   jobs: sqliteJobs,
   webhooks: sqliteWebhooks,
   media: sqliteMedia,
+  analytics: sqliteAnalytics,
 };
 
 /** Every store, on SQLite. */
@@ -51,6 +54,7 @@ export function sqliteStores(handle: DbHandle): Stores {
     // One server per data folder (its lock), so it alone runs the jobs.
     jobs: new JobQueue(db, { soleWorker: true }),
     accounts: (options) => new AccountStore(db, options),
+    analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
     media: new MediaStore(db),
   };

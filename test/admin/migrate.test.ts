@@ -119,6 +119,11 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   await call('PATCH', `/api/v1/posts/${published.id}`, { slug: 'espresso-guide' }); // the old slug redirects
   for (let i = 0; i < 3; i++) await post({ title: 'Café notes', description: `Note ${i}`, tags: ['café'], isDraft: i !== 1 });
   await call('PATCH', `/api/v1/posts/${draft.id}`, { description: 'Edited' });
+  // Readers: stats, the day's salt and visitor hashes.
+  for (const [url, referer] of [['/sites/my-blog/espresso-guide/', 'https://news.example.org/x'], ['/sites/my-blog/', '']] as const) {
+    await ctx.app.inject({ method: 'GET', url, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0', referer } });
+  }
+  await ctx.app.analytics.flush();
 
   // Knowledge files, indexed.
   const files: { id: string; name: string }[] = [];

@@ -21,7 +21,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
 
   app.patch(
     '/site',
-    { onRequest: app.requireOwner, schema: { tags, operationId: 'updateSite', summary: 'Change the site: name, description, handle, url, language, postsPerPage', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    { onRequest: app.requireOwner, schema: { tags, operationId: 'updateSite', summary: 'Change the site: name, description, handle, url, language, postsPerPage, timeZone', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
     async (request) => ({
       success: true as const,
       data: { message: 'Site updated successfully', site: siteView(await app.sites.update(request.site.id, request.body)) },
