@@ -41,7 +41,7 @@ const USAGE = `Usage: blog-admin <command> [--json]
   migrate-to-postgres --to postgres://user:password@host:5432/database
                                 copy this SQLite site (DATA_DIR's database, server stopped) into
                                 an empty PostgreSQL database, with the same ids and keys; with
-                                STORAGE_URL set, its knowledge files into that bucket too.
+                                STORAGE_URL set, its knowledge files and images too.
                                 Keep the password off the command line (ps shows it): leave out
                                 --to and set MIGRATE_TO_URL, or give "--to -" and the URL on
                                 standard input

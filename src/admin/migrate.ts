@@ -13,6 +13,8 @@ import * as lite from '../db/schema.js';
 import { INTERRUPTED } from '../jobs/loop.js';
 import { releaseSteps } from '../jobs/store.js';
 import { postgresAdapters } from '../stores/postgres.js';
+import { mediaKey } from '../media/view.js';
+import type { MediaRow } from '../db/schema.js';
 import { createObjectStore, FileStorage, formatSize, type ObjectStore, type StoreDescription } from '../knowledge/storage.js';
 
 /*
@@ -53,6 +55,7 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.postSlugRedirects, pg: pg.postSlugRedirects, key: ['siteId', 'slug'] },
   { sqlite: lite.knowledgeFiles, pg: pg.knowledgeFiles, key: ['id'] },
   { sqlite: lite.knowledgeChunks, pg: pg.knowledgeChunks, key: ['id'], identity: 'id' },
+  { sqlite: lite.media, pg: pg.media, key: ['id'] },
   { sqlite: lite.jobs, pg: pg.jobs, key: ['id'] },
   { sqlite: lite.webhooks, pg: pg.webhooks, key: ['id'], identity: 'rowid' },
   { sqlite: lite.webhookDeliveries, pg: pg.webhookDeliveries, key: ['id'], identity: 'rowid' },
@@ -257,6 +260,11 @@ interface KnowledgeFileRef extends MissingFile {
   sizeBytes: number;
 }
 
+/** Every stored file of an image (its original and variants), as the files to copy. */
+function storedImageFiles(row: MediaRow): KnowledgeFileRef[] {
+  return [{ file: row.file, sizeBytes: 0 }, ...row.variants].map((stored) => ({ id: row.id, siteId: row.siteId, storageKey: mediaKey(row.siteId, row.id, stored.file), sizeBytes: stored.sizeBytes }));
+}
+
 /** Copies one table; answers the rows copied. Rows PostgreSQL cannot store are added to `problems`, and stop the inserts. */
 async function copyTable(
   source: Db,
@@ -366,7 +374,7 @@ async function uploadFiles(
         await store.commit(received.tmpPath, file.storageKey);
         bytes += received.size;
       } catch (error) {
-        throw new MigrationError(`Copying knowledge file ${file.id} (${file.storageKey}) to the store failed: ${reason(error)}`, { cause: error });
+        throw new MigrationError(`Copying stored file ${file.storageKey} to the store failed: ${reason(error)}`, { cause: error });
       }
       done++;
       if (done % batches.filesPerProgressLine === 0) progress(`  ${done} of ${files.length} files copied`);
@@ -436,6 +444,8 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
           const onRow =
             copy.pg === pg.knowledgeFiles
               ? (row: Record<string, unknown>) => files.push(row as unknown as KnowledgeFileRef)
+              : copy.pg === pg.media
+                ? (row: Record<string, unknown>) => files.push(...storedImageFiles(row as unknown as MediaRow))
               : copy.pg === pg.jobs
                 ? (row: Record<string, unknown>) => void (row.status === 'running' && running++)
                 : () => {};
@@ -475,7 +485,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
           } else missing.push({ id: ref.id, siteId: ref.siteId, storageKey: ref.storageKey });
         }
         if (store && present.length) {
-          progress(`Copying ${plural(present.length, 'knowledge file')} (${formatSize(bytes)}) to the store`);
+          progress(`Copying ${plural(present.length, 'stored file')} (knowledge files and images, ${formatSize(bytes)}) to the store`);
           bytes = await uploadFiles(local, store, present, progress, batches);
         }
         return {
@@ -517,12 +527,12 @@ export function reportLines(report: MigrationReport, table: (headers: string[], 
   }
   const { files } = report;
   if (files.count === 0) {
-    lines.push('Knowledge files: none to copy.');
+    lines.push('Stored files (knowledge files and images): none to copy.');
   } else if (files.store === 's3') {
-    lines.push(`Knowledge files: ${files.count} (${formatSize(files.bytes)}) copied to ${files.location}.`);
+    lines.push(`Stored files (knowledge files and images): ${files.count} (${formatSize(files.bytes)}) copied to ${files.location}.`);
   } else {
     lines.push(
-      `Knowledge files: ${files.count} (${formatSize(files.bytes)}) stay on local disk in ${files.location}: the new server must use this same DATA_DIR, which only works on one machine. To share them between instances, set STORAGE_URL when migrating.`,
+      `Stored files (knowledge files and images): ${files.count} (${formatSize(files.bytes)}) stay on local disk in ${files.location}: the new server must use this same DATA_DIR, which only works on one machine. To share them between instances, set STORAGE_URL when migrating.`,
     );
   }
   if (files.missing.length) {

@@ -14,9 +14,8 @@ import { FairQueue } from './fair-queue.js';
 import { unknownImage } from './rules.js';
 import { processImage, type ImageOutput, type ProcessedImage } from './images.js';
 import type { MediaStore } from './store.js';
+import { mediaKey } from './view.js';
 
-/** Storage key of one stored file of an image: `<site_id>/media/<id>/<file>`. */
-export const mediaKey = (siteId: string, mediaId: string, file: string) => `${siteId}/media/${mediaId}/${file}`;
 
 /** A stored file's name as the public route takes it: what this service writes, nothing else. */
 const STORED_FILE = /^[a-z0-9-]{1,80}\.(jpg|png|webp|gif|avif)$/;

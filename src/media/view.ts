@@ -1,5 +1,7 @@
 import type { MediaRow } from '../db/schema.js';
-import type { ImageFormat } from '../limits.js';
+
+/** Storage key of one stored file of an image: `<site_id>/media/<id>/<file>`. */
+export const mediaKey = (siteId: string, mediaId: string, file: string) => `${siteId}/media/${mediaId}/${file}`;
 
 /** Where a stored file of an image is, under a site's base path or URL: `/media/<id>/<file>`. */
 export const mediaPath = (mediaId: string, file: string) => `/media/${mediaId}/${file}`;
@@ -12,19 +14,6 @@ export function mediaIdsIn(markdown: string): string[] {
   const ids = new Set<string>();
   for (const match of markdown.matchAll(/\/media\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\//g)) ids.add(match[1]!);
   return [...ids];
-}
-
-export interface ImageSource {
-  url: string;
-  format: ImageFormat;
-  width: number;
-  height: number;
-}
-
-/** Every file of an image, widest first within each format: what a `srcset` is made of. */
-export function imageSources(row: MediaRow, baseUrl: string): ImageSource[] {
-  const original = { url: `${baseUrl}${mediaPath(row.id, row.file)}`, format: row.format, width: row.width, height: row.height };
-  return [original, ...row.variants.map((variant) => ({ url: `${baseUrl}${mediaPath(row.id, variant.file)}`, format: variant.format, width: variant.width, height: variant.height }))];
 }
 
 /** An image as the API shows it; URLs are absolute, under the site's address. */

@@ -134,6 +134,9 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
     files.push({ id: res.json().data.knowledge.id, name: path.basename(name) });
   }
   await ctx.app.indexer.whenIdle();
+  // An image of the media library (its files stay under DATA_DIR/storage without STORAGE_URL).
+  const imageForm = multipart([{ name: 'file', filename: 'small.jpg', content: fixture('images/small.jpg') }]);
+  if ((await ctx.call({ method: 'POST', url: '/api/v1/media', payload: imageForm.payload, headers: imageForm.headers })).statusCode !== 201) throw new Error('image not uploaded');
   // A file indexed, then deleted: its chunks had the highest ids, which are never handed out again.
   const form = multipart([{ name: 'file', filename: 'deleted.md', content: fixture('text/coffee-brewing-guide.md') }]);
   const deleted = (await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers })).json().data.knowledge;
@@ -210,6 +213,7 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   }
 
   await read('/api/v1/knowledge', BOOTSTRAP_KEY, wholeAppReads);
+  await read('/api/v1/media', BOOTSTRAP_KEY, wholeAppReads);
   for (const file of files) await read(`/api/v1/knowledge/${file.id}`, BOOTSTRAP_KEY, wholeAppReads);
   for (const q of ['grams of coffee', 'CL-101', 'Apache']) await read(`/api/v1/knowledge/search?q=${encodeURIComponent(q)}`, BOOTSTRAP_KEY, wholeAppReads);
   // (Not the later batch: a task of it is left running below.)
@@ -353,7 +357,7 @@ postgresTests(() => {
     t.match(text, /\napi_keys +4 +4\n/);
     t.match(text, /\nknowledge_files +3 +3\n/);
     t.match(text, /\n1 job the old server left running was released, as its next start would have done: pending again/);
-    t.match(text, /Knowledge files: 3 \(.+\) stay on local disk in .*storage: the new server must use this same DATA_DIR, which only works on one machine/);
+    t.match(text, /Stored files \(knowledge files and images\): 4 \(.+\) stay on local disk in .*storage: the new server must use this same DATA_DIR, which only works on one machine/);
     t.match(text, /Migration complete\. Start the server with DATABASE_URL set to that PostgreSQL database\.$/);
     t.notMatch(text, /no stored file/);
 
@@ -441,8 +445,8 @@ postgresTests(() => {
     await runAdmin(['migrate-to-postgres', '--to', url], config, push);
     const text = out.join('\n');
     const bytes = kept.reduce((sum, file) => sum + file.size, 0);
-    t.match(text, /Copying 2 knowledge files \(.+\) to the store/);
-    t.match(text, new RegExp(`Knowledge files: 2 \\(.+\\) copied to S3 bucket "blog" under blog/ at http://127\\.0\\.0\\.1:\\d+\\.`));
+    t.match(text, /Copying 2 stored files \(knowledge files and images, .+\) to the store/);
+    t.match(text, new RegExp(`Stored files \\(knowledge files and images\\): 2 \\(.+\\) copied to S3 bucket "blog" under blog/ at http://127\\.0\\.0\\.1:\\d+\\.`));
     t.match(text, `1 knowledge file has no stored file in DATA_DIR/storage (a delete interrupted halfway, say): copied as it is; delete it through the API.`);
     t.match(text, `  ${lost!.id} of site ${ctx.site.id} (${lost!.storageKey})`);
     t.match(text, /and the same STORAGE_URL\.$/);
@@ -466,8 +470,8 @@ postgresTests(() => {
     // A file that cannot be copied (gone while copying): nothing is copied either.
     const gone = path.join(ctx.dataDir, 'storage', kept[0]!.storageKey);
     const saved = fs.readFileSync(gone);
-    const failed = migrateToPostgres(config, { to: url2, progress: (line) => line.startsWith('Copying 2 knowledge files') && fs.rmSync(gone) });
-    await t.rejects(failed, { name: 'MigrationError', message: new RegExp(`^Copying knowledge file ${kept[0]!.id} \\(${kept[0]!.storageKey}\\) to the store failed: .*ENOENT`) });
+    const failed = migrateToPostgres(config, { to: url2, progress: (line) => line.startsWith('Copying 2 stored files') && fs.rmSync(gone) });
+    await t.rejects(failed, { name: 'MigrationError', message: new RegExp(`^Copying stored file ${kept[0]!.storageKey} to the store failed: .*ENOENT`) });
     t.equal(await sites(), 0, 'nothing copied when a file cannot be');
     fs.writeFileSync(gone, saved);
 
@@ -610,7 +614,7 @@ postgresTests(() => {
     ctx.sqlite.prepare(`update posts set tags = '[]' where id = ?`).run(other.id);
     const text = await admin(['migrate-to-postgres', '--to', url], ctx.config);
     t.match(text, /\nsites +1 +1\n/, 'once fixed, it copies');
-    t.match(text, /\nKnowledge files: none to copy\.\n/);
+    t.match(text, /\nStored files \(knowledge files and images\): none to copy\.\n/);
     t.notMatch(text, /left running/, 'no job was left running');
   });
 
