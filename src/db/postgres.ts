@@ -3,6 +3,7 @@ import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
+import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
 import * as schema from './pg-schema.js';
 import { maskDatabaseUrl } from './url.js';
@@ -26,6 +27,8 @@ export interface PostgresHandle {
   close(): Promise<void>;
   /** The database's URL with its password hidden: for logs and readiness reports. */
   describe(): string;
+  /** Sites' content versions as notified by the database (started by the stores; closed with the pool). */
+  contentVersions: PgContentVersions;
 }
 
 export interface PostgresOptions {
@@ -131,14 +134,16 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // its 'error' would end the process. The transaction using it fails on its next statement.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
+  const contentVersions = new PgContentVersions(url);
   let closed: Promise<void> | null = null;
   return {
     db,
+    contentVersions,
     async ping() {
       await pool.query('select 1');
     },
     close() {
-      closed ??= pool.end();
+      closed ??= contentVersions.close().then(() => pool.end());
       return closed;
     },
     describe: () => maskDatabaseUrl(url),
