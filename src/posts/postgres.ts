@@ -54,8 +54,11 @@ function listPage(db: PgExecutor, where: SQL | undefined, limit: number, offset:
 /** The statement a list query runs for one page (exported for the query-plan test). */
 export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery, offset: number) => listPage(db, filtersOf(siteId, query), query.limit, offset);
 
-// Creation times at or before an anchor's (see list-anchors.ts): the stored milliseconds.
-const atOrBefore = (from: number) => sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`;
+/** The latest time a Date holds: the top of a list (list-anchors.ts starts there with Number.MAX_SAFE_INTEGER) is past it. */
+const MAX_DATE_MS = 8.64e15;
+
+// Creation times at or before an anchor's (see list-anchors.ts): the stored milliseconds; from the top of the list, every one.
+const atOrBefore = (from: number) => (from >= MAX_DATE_MS ? undefined : sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`);
 
 // No text here holds U+0000 (PostgreSQL refuses it), so a filter with one matches nothing; as a parameter, it would fail.
 const holdsNul = (query: ListQuery) => [query.tag, query.category, query.q].some((text) => text?.includes('\0'));
