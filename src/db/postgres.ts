@@ -42,6 +42,17 @@ export interface PostgresOptions {
 
 export const DEFAULT_POOL_MAX = 10;
 
+/**
+ * Runs a hot statement as a named prepared statement of the connection (planned once per
+ * connection, parsed never again), on the executor's own connection: the pool, or the
+ * transaction's. Without a query builder's work per call: for the few statements every request
+ * or write runs. Rows come as node-postgres gives them (timestamptz as Dates).
+ */
+export async function namedQuery<R extends Record<string, unknown>>(db: PgExecutor, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const client = (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
+  return (await client.query<R>({ name, text, values })).rows;
+}
+
 /** PostgreSQL's error for a duplicate key reported by `constraint` (Drizzle wraps it in `cause`). */
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
   for (let e = error; e instanceof Error; e = e.cause) {

@@ -54,6 +54,11 @@ export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: P
         versions.learn(siteId, version, token);
         return version;
       },
+      recordChange: async (tx, siteId, at, counted) => {
+        const version = await posts.recordChange(tx, siteId, at, counted);
+        versions.moving(siteId, version);
+        return version;
+      },
     },
     sites: {
       ...sites,
