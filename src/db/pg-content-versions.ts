@@ -21,9 +21,11 @@ const RECONNECT_MAX_MS = 1000;
  * version, see PostJsonCache) is then answered here, with no round trip, as long as:
  *
  * - this instance listens, and listened already when the version it holds was learned (so any
- *   later commit's notification is on its way: a write on another instance shows here as soon
- *   as its notification arrives, measured at well under a millisecond after the writer's commit
- *   returns on one machine; bench:postgres prints it);
+ *   later commit's notification is on its way), and a fence (below) begun after the read asked
+ *   has passed: every notification of a commit answered before then has arrived, so a write on
+ *   any instance shows on all once its writer answered. Fences are one round trip on the
+ *   listening connection shared by every read waiting meanwhile (no connection of the pool, no
+ *   statement on a table), instead of a query per read;
  * - no write of this instance has moved the site past it (`moving`, set inside the writing
  *   transaction before it commits: until the version it wrote is learned, from the database or
  *   from its notification, reads of the site ask the database, so an instance always reads its
@@ -44,6 +46,8 @@ export class PgContentVersions {
   private closed = false;
   private retryMs = 50;
   private started: Promise<void> | null = null;
+  private waiting: ((ok: boolean) => void)[] = [];
+  private fencing = false;
 
   constructor(private readonly url: string) {}
 
@@ -65,6 +69,42 @@ export class PgContentVersions {
     if (version === undefined) return undefined;
     const floor = this.floor.get(siteId);
     return floor !== undefined && floor.version > version ? undefined : version;
+  }
+
+  /**
+   * Resolves true once every notification committed before the call has been received: a
+   * round trip on the listening connection (PostgreSQL signals listeners when a notifying
+   * transaction commits, before its writer hears the commit answered, and a listening backend
+   * sends what it was signalled before answering its next query). Concurrent callers share
+   * round trips: a caller waits for the first one that begins after it. False when not
+   * listening (then the database must be asked).
+   */
+  fence(): Promise<boolean> {
+    if (!this.listening) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      if (!this.fencing) void this.runFences();
+    });
+  }
+
+  private async runFences(): Promise<void> {
+    this.fencing = true;
+    while (this.waiting.length) {
+      const batch = this.waiting;
+      this.waiting = [];
+      const client = this.client;
+      let ok = false;
+      if (this.listening && client) {
+        try {
+          await client.query('select 1');
+          ok = this.listening && this.client === client;
+        } catch {
+          ok = false;
+        }
+      }
+      for (const resolve of batch) resolve(ok);
+    }
+    this.fencing = false;
   }
 
   /** A token to hand to `learn` with the version a read outside any transaction is about to fetch. */

@@ -1,10 +1,10 @@
-import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
 import { namedQuery, refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import { notFound } from '../errors.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
-import { searchFilters, statusFilter, type ListQuery } from './rules.js';
+import { searchFilters, statusFilter, type ListQuery, type PostRow } from './rules.js';
 import { postJsonText } from './view.js';
 
 /*
@@ -85,6 +85,31 @@ export const PG_POST_WRITE_SQL = {
     select content_version as version from moved`,
 } as const;
 
+/**
+ * A post's insert as a named prepared statement, its columns those of the posts table (every
+ * column the row gives, encoded as Drizzle encodes them): the statement is made once per set of
+ * columns, so a column added to the table joins it without anyone listing it here.
+ */
+const postColumns = Object.entries(getTableColumns(posts));
+const insertStatements = new Map<string, { name: string; text: string; columns: typeof postColumns }>();
+
+function insertPost(db: PgExecutor, row: PostRow): Promise<unknown> {
+  const given = row as unknown as Record<string, unknown>;
+  const columns = postColumns.filter(([key]) => given[key] !== undefined);
+  const shape = columns.map(([key]) => key).join(',');
+  let statement = insertStatements.get(shape);
+  if (!statement) {
+    statement = {
+      name: `posts_insert_${insertStatements.size + 1}`,
+      text: `insert into posts (${columns.map(([, column]) => `"${column.name}"`).join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+      columns,
+    };
+    insertStatements.set(shape, statement);
+  }
+  const values = statement.columns.map(([key, column]) => (given[key] === null ? null : column.mapToDriverValue(given[key])));
+  return namedQuery(db, statement.name, statement.text, values);
+}
+
 export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
   lockSite: async (db, siteId) => {
     await namedQuery(db, 'posts_lock_site', PG_POST_WRITE_SQL.lockSite, [siteId]);
@@ -118,7 +143,7 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
     const post = first(await db.select().from(posts).where(and(eq(posts.siteId, siteId), eq(posts.id, postId))));
     return post && postJsonText(post);
   },
-  insert: (db, row) => slugChecked(db.insert(posts).values(row).execute()),
+  insert: (db, row) => slugChecked(insertPost(db, row)),
   update: (db, postId, changes) => slugChecked(db.update(posts).set(changes).where(eq(posts.id, postId)).execute()),
   remove: async (db, postId) => {
     await db.delete(posts).where(eq(posts.id, postId));

@@ -36,7 +36,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
 /**
  * The adapters with sites' content versions answered from what the database notified
  * (PgContentVersions) where they can be: a read outside any transaction of a version this
- * instance can vouch for costs no round trip. Writes that move a version say so before they
+ * instance can vouch for costs a share of a fence instead of a query. Writes that move a version say so before they
  * commit, so this instance reads its own writes; reads inside a transaction always ask.
  */
 export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: PgExecutor, versions: PgContentVersions): AsyncAdapters<PgExecutor> {
@@ -47,8 +47,11 @@ export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: P
       ...posts,
       contentVersion: async (db, siteId) => {
         if (db !== root) return posts.contentVersion(db, siteId);
-        const known = versions.current(siteId);
-        if (known !== undefined) return known;
+        // Known, and still so once every notification committed before this read has arrived.
+        if (versions.current(siteId) !== undefined && (await versions.fence())) {
+          const known = versions.current(siteId);
+          if (known !== undefined) return known;
+        }
         const token = versions.beforeRead();
         const version = await posts.contentVersion(db, siteId);
         versions.learn(siteId, version, token);
