@@ -116,6 +116,17 @@ await runBench(
       const posts = Number((await pool.query('select count(*) as n from posts where source_task_id in (select id from jobs where group_id = any($1))', [batchIds])).rows[0].n);
       return { rows, posts };
     };
+    /** Why tasks failed, if any did: the distinct last errors with their counts. */
+    const failures = async (db, batchIds) => {
+      if (db === 'sqlite') {
+        const marks = batchIds.map(() => '?').join(', ');
+        return liteReader.prepare(`select last_error as error, count(*) as n from jobs where status = 'failed' and group_id in (${marks}) group by last_error limit 3`).all(...batchIds);
+      }
+      return (await pgSetup.pool.query(`select last_error as error, count(*)::int as n from jobs where status = 'failed' and group_id = any($1) group by last_error limit 3`, [batchIds])).rows;
+    };
+    const sayFailures = async (label, db, batchIds) => {
+      for (const { error, n } of await failures(db, batchIds)) console.log(`  ${label}: ${n} failed: ${String(error).slice(0, 300)}`);
+    };
     const onceEach = (rows, posts, n) => rows.length === n && rows.every((r) => r.status === 'succeeded' && Number(r.attempts) === 1) && posts === n;
 
     const submit = async (apis, topicsOf, datesOf) => {
@@ -150,6 +161,7 @@ await runBench(
       const { finished } = await waitForTasks(api, { since, limitMs: WAIT_LIMIT_MS + STEADY_SEC * 1000 });
       const { rows, posts } = await jobRows(db, batchIds);
       const timing = taskTimings(rows);
+      await sayFailures(label, db, batchIds);
       const lag = summarize(timing.lags, 0);
       const result = { label, db, tasks: rows.length, finished, submittedLate, lagMs: lag, runMs: summarize(timing.runMs, 1), once: onceEach(rows, posts, n) };
       steadyRuns.push(result);
@@ -174,6 +186,7 @@ await runBench(
       const { finished } = await waitForTasks(apis[0], { since, limitMs: WAIT_LIMIT_MS });
       const { rows, posts } = await jobRows(db, batchIds);
       const timing = taskTimings(rows);
+      await sayFailures(label, db, batchIds);
       const result = {
         label,
         db,

@@ -20,6 +20,11 @@
 //     kind of query (20 of each). On the cluster started here, POST is also measured
 //     with synchronous_commit=off (set with ALTER SYSTEM between runs), PostgreSQL's nearest
 //     match of SQLite's synchronous=NORMAL (a commit does not wait for its log to reach disk).
+// Then how soon a write on one instance shows on another (instances keep posts and pages per
+//     content version, told by LISTEN/NOTIFY and checked by a shared fence: src/db/pg-content-versions.ts):
+//     when a committed version change's notification reaches a listening connection against when
+//     its writer heard the commit answered, and 100 PATCHes on one instance each followed at once
+//     by a GET of the post on the other (stale answers counted; the expectation is none).
 // (2) Claim lag: 1,000 generate-post tasks due at once (10 POST /api/v1/posts/batch of 100, no
 //     dates), builtin generator, JOB_POLL_MS=250 and JOB_CONCURRENCY=2 on every instance: on
 //     SQLite (one instance), on PostgreSQL with one instance, then with two instances on the
