@@ -10,6 +10,9 @@ export const CONTENT_VERSION_CHANNEL = 'blog_content_version';
  */
 const ROLLED_BACK_AFTER_MS = 10_000;
 
+/** The longest a fence may take before the reads waiting on it ask the database instead. */
+const FENCE_TIMEOUT_MS = 1000;
+
 /** The longest wait between two attempts to listen again after the listening connection was lost. */
 const RECONNECT_MAX_MS = 1000;
 
@@ -95,11 +98,18 @@ export class PgContentVersions {
       const client = this.client;
       let ok = false;
       if (this.listening && client) {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await client.query('select 1');
+          // A connection that stops answering without closing (a network partition) must not hold reads: they ask the database.
+          const late = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('fence timed out')), FENCE_TIMEOUT_MS);
+          });
+          await Promise.race([client.query('select 1'), late]);
           ok = this.listening && this.client === client;
         } catch {
           ok = false;
+        } finally {
+          clearTimeout(timer);
         }
       }
       for (const resolve of batch) resolve(ok);
