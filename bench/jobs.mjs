@@ -39,7 +39,7 @@ const AT_ONCE = 1000;
 const CHUNKS = 10_000;
 const WAIT_LIMIT_MS = 150_000; // bound on waiting for one run of tasks
 const GET_CONNECTIONS = 10;
-const LEAD_MS = 4000; // the steady run's first task falls due this long after its submission starts
+const LEAD_MS = 10_000; // the steady run's first task falls due this long after its submission starts (12 batches take seconds on a busy machine)
 
 // The job loop's defaults, as config.ts derives them (the server reads the same).
 const DEFAULTS = { JOB_POLL_MS: 1000, JOB_CONCURRENCY: 2, BUILTIN_WORKERS: Math.max(1, Math.min(4, os.availableParallelism() - 1)) };
