@@ -20,6 +20,11 @@
 //     kind of query (20 of each). On the cluster started here, POST is also measured
 //     with synchronous_commit=off (set with ALTER SYSTEM between runs), PostgreSQL's nearest
 //     match of SQLite's synchronous=NORMAL (a commit does not wait for its log to reach disk).
+// Then how soon a write on one instance shows on another (instances keep posts and pages per
+//     content version, told by LISTEN/NOTIFY and checked by a shared fence: src/db/pg-content-versions.ts):
+//     when a committed version change's notification reaches a listening connection against when
+//     its writer heard the commit answered, and 100 PATCHes on one instance each followed at once
+//     by a GET of the post on the other (stale answers counted; the expectation is none).
 // (2) Claim lag: 1,000 generate-post tasks due at once (10 POST /api/v1/posts/batch of 100, no
 //     dates), builtin generator, JOB_POLL_MS=250 and JOB_CONCURRENCY=2 on every instance: on
 //     SQLite (one instance), on PostgreSQL with one instance, then with two instances on the
@@ -43,7 +48,7 @@ import pg from 'pg';
 import { benchPostgres, query } from './postgres-cluster.mjs';
 import {
   alternated, apiClient, cpuSeconds, dist, initDataDir, makeApiKey, makeQueries, makeTopics, measure, median, onCleanup, printResult,
-  printTable, ratio, round, rssMb, runBench, seedKnowledge, seedPosts, sleep, startServer, submitBatches, summarize, taskTimings,
+  printTable, ratio, request, round, rssMb, runBench, seedKnowledge, seedPosts, sleep, startServer, submitBatches, summarize, taskTimings,
   tempDir, textGenerator, waitForTasks,
 } from './lib.mjs';
 
@@ -292,6 +297,56 @@ await runBench(
     });
     if (server.managed) await setCommit('on');
 
+    // --- How soon a write on one instance shows on another ("at once") ---------------------------
+    // Instances answer kept posts and pages under the content version the database notifies
+    // (LISTEN/NOTIFY, PostgreSQL migration 0014): (a) when the notification of a committed
+    // version change arrives at a listening connection, against when the writer heard its
+    // COMMIT answered (negative: before); (b) a PATCH on one instance then at once a GET of the
+    // same post on the other, both ways: how many answers were stale.
+    const propagation = await part('propagation of a write to another instance', async () => {
+      const listener = new pg.Client({ connectionString: httpUrl });
+      const writer = new pg.Client({ connectionString: httpUrl });
+      await Promise.all([listener.connect(), writer.connect()]);
+      const arrived = new Map();
+      listener.on('notification', (m) => arrived.set(m.payload, performance.now()));
+      await listener.query('LISTEN blog_content_version');
+      const deltas = [];
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await writer.query('update sites set content_version = content_version + 1 where id = $1 returning content_version', [siteId]);
+        const ackAt = performance.now();
+        const payload = `${siteId} ${rows[0].content_version}`;
+        for (let w = 0; w < 1000 && !arrived.has(payload); w++) await sleep(1);
+        if (arrived.has(payload)) deltas.push(arrived.get(payload) - ackAt);
+      }
+      await Promise.all([listener.end(), writer.end()]);
+      const notify = summarize(deltas, 3);
+      const pgB = await startServer({ dataDir: pgDir2, apiKey, env: { ...JOB_ENV, DATABASE_URL: httpUrl } });
+      let stale = 0;
+      let tries = 0;
+      try {
+        const [a, b] = [pgA, pgB].map((srv) => ({ ...apiClient(srv, apiKey), patch: (urlPath, body) => request(srv.baseUrl, 'PATCH', urlPath, { body, headers: { authorization: `Bearer ${apiKey}` } }) }));
+        const id = postIds[1];
+        for (let i = 0; i < 100; i++) {
+          const [writeOn, readOn] = i % 2 ? [a, b] : [b, a];
+          // The reader keeps the post first, so a stale version would answer the kept, older title.
+          await readOn.get(`/api/v1/posts/${id}`);
+          const title = `Propagation check ${i}`;
+          const patched = await writeOn.patch(`/api/v1/posts/${id}`, { title });
+          if (patched.status !== 200) throw new Error(`PATCH: ${patched.status} ${patched.text.slice(0, 200)}`);
+          const read = await readOn.get(`/api/v1/posts/${id}`);
+          tries++;
+          if (read.json().data.post.title !== title) stale++;
+        }
+      } finally {
+        await pgB.stop();
+      }
+      console.log(
+        `\nwrite -> other instance: notification after the writer's COMMIT answer p50 ${notify.p50} / p99 ${notify.p99} / max ${notify.max} ms (${deltas.length} of 200 arrived); ` +
+          `PATCH on one instance then GET on the other: ${stale} stale of ${tries}`,
+      );
+      return { notifyAfterCommitMs: notify, arrived: deltas.length, patchThenGet: { tries, stale } };
+    });
+
     // --- (2) Claim lag ---------------------------------------------------------------------------
     const topics = makeTopics(seeded.gen, TASKS);
     const liteReader = new Database(path.join(liteDir, 'blog.db'), { readonly: true, fileMustExist: true });
@@ -442,6 +497,7 @@ await runBench(
       ),
       listLatencyByDepthMs: listDepth,
       searchLatencyByKindMs: searchByKind,
+      propagation,
       claimLag: lagRuns,
       skipped,
       serverLog: warnings,

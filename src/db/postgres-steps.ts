@@ -1,8 +1,26 @@
+import { sql } from 'drizzle-orm';
 import type { PgExecutor } from './postgres.js';
 import { runAsync, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
 
-/** A savepoint in PostgreSQL: Drizzle's nested transaction. */
-const savepoint = <T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>): Promise<T> => tx.transaction(body);
+let savepoints = 0;
+
+/**
+ * A savepoint in PostgreSQL, one round trip: opened under a name of its own, rolled back to
+ * should its steps fail, and otherwise left to the transaction's end (releasing it would cost a
+ * round trip of its own and change nothing a later statement sees). Unique names keep nesting
+ * right: a rollback to an outer savepoint undoes the inner ones with it.
+ */
+async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
+  const name = `steps_${(savepoints = (savepoints + 1) % 1_000_000_000)}`;
+  await tx.execute(sql.raw(`savepoint ${name}`));
+  try {
+    return await body(tx);
+  } catch (error) {
+    // A connection lost meanwhile ends the transaction anyway: the error to report is the first.
+    await tx.execute(sql.raw(`rollback to savepoint ${name}`)).catch(() => {});
+    throw error;
+  }
+}
 
 /**
  * PostgreSQL answering stores' steps with promises, a write in one READ COMMITTED transaction

@@ -3,6 +3,7 @@ import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
+import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
 import * as schema from './pg-schema.js';
 import { maskDatabaseUrl } from './url.js';
@@ -26,6 +27,8 @@ export interface PostgresHandle {
   close(): Promise<void>;
   /** The database's URL with its password hidden: for logs and readiness reports. */
   describe(): string;
+  /** Sites' content versions as notified by the database (started by the stores; closed with the pool). */
+  contentVersions: PgContentVersions;
 }
 
 export interface PostgresOptions {
@@ -38,6 +41,17 @@ export interface PostgresOptions {
 }
 
 export const DEFAULT_POOL_MAX = 10;
+
+/**
+ * Runs a hot statement as a named prepared statement of the connection (planned once per
+ * connection, parsed never again), on the executor's own connection: the pool, or the
+ * transaction's. Without a query builder's work per call: for the few statements every request
+ * or write runs. Rows come as node-postgres gives them (timestamptz as Dates).
+ */
+export async function namedQuery<R extends Record<string, unknown>>(db: PgExecutor, name: string, text: string, values: unknown[]): Promise<R[]> {
+  const client = (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
+  return (await client.query<R>({ name, text, values })).rows;
+}
 
 /** PostgreSQL's error for a duplicate key reported by `constraint` (Drizzle wraps it in `cause`). */
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
@@ -131,14 +145,16 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // its 'error' would end the process. The transaction using it fails on its next statement.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
+  const contentVersions = new PgContentVersions(url);
   let closed: Promise<void> | null = null;
   return {
     db,
+    contentVersions,
     async ping() {
       await pool.query('select 1');
     },
     close() {
-      closed ??= pool.end();
+      closed ??= contentVersions.close().then(() => pool.end());
       return closed;
     },
     describe: () => maskDatabaseUrl(url),

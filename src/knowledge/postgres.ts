@@ -66,8 +66,6 @@ const files: AsyncAdapter<KnowledgeFilePort, PgExecutor> = {
 const K1 = 1.2;
 const B = 0.75;
 const MIN_IDF = 1e-6;
-/** Chunks of a site whose lengths are averaged: all of them up to this many, else the first this many. */
-const LENGTH_SAMPLE = 1000;
 
 const CONFIG = sql.raw(`'${KNOWLEDGE_SEARCH_CONFIG}'::regconfig`);
 
@@ -80,13 +78,14 @@ const termQuery = (words: readonly string[]): SQL => sql`phraseto_tsquery(${CONF
  * whatever the normalization, the retrieval evaluation of bench/retrieval.mjs scored recall@5
  * 0.96-0.98 and MRR@10 0.86-0.95, against 1 and 0.985 on SQLite, and 1 and 0.986 with this.)
  *
- * Three statistics differ from FTS5's, so scores are close to SQLite's without being equal:
+ * Two statistics differ from FTS5's, so scores are close to SQLite's without being equal:
  * - chunks, and chunks holding a term, are counted in the site, not in the whole index: another
  *   site's files never move a site's scores;
  * - a chunk's length is its number of distinct words (the tsvector's length, in its header),
- *   not of words (counting those would walk every position of every matched chunk);
- * - the average length is that of the site's first LENGTH_SAMPLE chunks, not of every chunk
- *   (FTS5 keeps the total; summing it here would read the whole site at every query).
+ *   not of words (counting those would walk every position of every matched chunk).
+ * The site's number of chunks and their average length come from its statistics row
+ * (knowledge_search_stats, kept by triggers on the chunks as FTS5 keeps its totals), not from
+ * counting the site's chunks at every query.
  * Ties are broken by chunk id: the order chunks were written in.
  */
 const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
@@ -111,9 +110,11 @@ const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
         select matched.id, term.i, ts_rank_cd('{1,1,1,1}', matched.search_vector, term.query, 0)::float8 as count
           from matched cross join term
       ),
+      -- The site's statistics row, kept by the chunks' triggers (PostgreSQL migration 0014): no count per search.
       site as (
-        select (select count(*) from ${knowledgeChunks} where site_id = ${siteId})::float8 as chunks,
-               (select avg(length(search_vector)) from (select search_vector from ${knowledgeChunks} where site_id = ${siteId} limit ${LENGTH_SAMPLE}) sample)::float8 as average_length
+        select stats.chunks::float8 as chunks, (stats.total_length::float8 / nullif(stats.chunks, 0)) as average_length
+          from knowledge_search_stats stats
+         where stats.site_id = ${siteId}
       ),
       term_weight as (
         select occurrence.i, greatest(ln((site.chunks - count(*) + 0.5) / (count(*) + 0.5)), ${MIN_IDF}) as idf

@@ -1,5 +1,5 @@
 import type { PostListStatus } from '../limits.js';
-import type { ListQuery, PostChange, PostCountValues, PostRow } from './rules.js';
+import type { ListQuery, PostChange, PostCountChange, PostCountValues, PostRow } from './rules.js';
 
 /**
  * What the posts store asks its database (see src/db/steps.ts). Each database answers it in its
@@ -12,8 +12,11 @@ export interface PostPort {
    * site's row, which every write moves anyway).
    */
   lockSite(siteId: string): void;
-  /** The creation time of the site's newest post; null when it has none. */
-  latestCreatedAt(siteId: string): Date | null;
+  /**
+   * What a create reads first, in one question: the creation time of the site's newest post
+   * (null when it has none) and the id of the site's post with `slug`, if any.
+   */
+  creationContext(siteId: string, slug: string): { latest: Date | null; holder: string | undefined };
   /** The id of the site's post with this slug. */
   slugHolder(siteId: string, slug: string): string | undefined;
   /** The last N given to `<base>-N` on the site (slug_counters), if recorded. */
@@ -33,8 +36,12 @@ export interface PostPort {
   remove(postId: string): void;
   /** The published post's old slug redirects to it; any redirect from `newSlug` goes. */
   keepRedirect(post: PostRow, newSlug: string, now: Date): void;
-  /** Adds a change to the site's post counts (atomically: other instances write too). */
-  addToCounts(siteId: string, delta: PostCountValues, initial: PostCountValues): void;
+  /**
+   * A post write's mark on its site, in one question: moves the site's content version and
+   * answers the new one (a site unknown is NOT_FOUND), and adds `counted`, when the change moved
+   * a post between counted states, to the site's post counts (atomically: other instances write too).
+   */
+  recordChange(siteId: string, at: Date, counted: PostCountChange | null): number;
   /** The site's content version (0 for a site unknown). */
   contentVersion(siteId: string): number;
   /** The site's post counts, kept by every write; undefined before its first post. */

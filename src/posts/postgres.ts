@@ -1,9 +1,10 @@
-import { and, count, desc, eq, inArray, max, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
-import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
+import { namedQuery, refusedByUnique, type PgExecutor } from '../db/postgres.js';
+import { notFound } from '../errors.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
-import { searchFilters, statusFilter, type ListQuery } from './rules.js';
+import { searchFilters, statusFilter, type ListQuery, type PostRow } from './rules.js';
 import { postJsonText } from './view.js';
 
 /*
@@ -54,18 +55,69 @@ function listPage(db: PgExecutor, where: SQL | undefined, limit: number, offset:
 /** The statement a list query runs for one page (exported for the query-plan test). */
 export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery, offset: number) => listPage(db, filtersOf(siteId, query), query.limit, offset);
 
-// Creation times at or before an anchor's (see list-anchors.ts): the stored milliseconds.
-const atOrBefore = (from: number) => sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`;
+/** The latest time a Date holds: the top of a list (list-anchors.ts starts there with Number.MAX_SAFE_INTEGER) is past it. */
+const MAX_DATE_MS = 8.64e15;
+
+// Creation times at or before an anchor's (see list-anchors.ts): the stored milliseconds; from the top of the list, every one.
+const atOrBefore = (from: number) => (from >= MAX_DATE_MS ? undefined : sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`);
 
 // No text here holds U+0000 (PostgreSQL refuses it), so a filter with one matches nothing; as a parameter, it would fail.
 const holdsNul = (query: ListQuery) => [query.tag, query.category, query.q].some((text) => text?.includes('\0'));
 
+/*
+ * The statements every post write runs, as named prepared statements (namedQuery): planned once
+ * per connection, and no query building per write. Exported for the query-plan test.
+ */
+export const PG_POST_WRITE_SQL = {
+  // FOR NO KEY UPDATE: inserts elsewhere that reference the site (jobs: a foreign key's lock) do not wait for it.
+  lockSite: 'select 1 from sites where id = $1 for no key update',
+  // Both from indexes: the newest creation time from the list index's first entry, the holder from the (site, slug) index.
+  creationContext: `select (select max(created_at) from posts where site_id = $1) as latest,
+                           (select id from posts where site_id = $1 and slug = $2) as holder`,
+  // The version moves atomically (several instances write one site at once); the counts only where the site is.
+  recordChange: 'update sites set content_version = content_version + 1, content_updated_at = $2 where id = $1 returning content_version as version',
+  recordCountedChange: `with moved as (
+      update sites set content_version = content_version + 1, content_updated_at = $2 where id = $1 returning content_version
+    ), counted as (
+      insert into post_counts (site_id, drafts, public, unlisted) select $1::text, $6::int, $7::int, $8::int from moved
+      on conflict (site_id) do update set drafts = post_counts.drafts + $3::int, public = post_counts.public + $4::int, unlisted = post_counts.unlisted + $5::int
+    )
+    select content_version as version from moved`,
+} as const;
+
+/**
+ * A post's insert as a named prepared statement, its columns those of the posts table (every
+ * column the row gives, encoded as Drizzle encodes them): the statement is made once per set of
+ * columns, so a column added to the table joins it without anyone listing it here.
+ */
+const postColumns = Object.entries(getTableColumns(posts));
+const insertStatements = new Map<string, { name: string; text: string; columns: typeof postColumns }>();
+
+function insertPost(db: PgExecutor, row: PostRow): Promise<unknown> {
+  const given = row as unknown as Record<string, unknown>;
+  const columns = postColumns.filter(([key]) => given[key] !== undefined);
+  const shape = columns.map(([key]) => key).join(',');
+  let statement = insertStatements.get(shape);
+  if (!statement) {
+    statement = {
+      name: `posts_insert_${insertStatements.size + 1}`,
+      text: `insert into posts (${columns.map(([, column]) => `"${column.name}"`).join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+      columns,
+    };
+    insertStatements.set(shape, statement);
+  }
+  const values = statement.columns.map(([key, column]) => (given[key] === null ? null : column.mapToDriverValue(given[key])));
+  return namedQuery(db, statement.name, statement.text, values);
+}
+
 export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
   lockSite: async (db, siteId) => {
-    // FOR NO KEY UPDATE: inserts elsewhere that reference the site (jobs: a foreign key's lock) do not wait for it.
-    await db.select({ id: sites.id }).from(sites).where(eq(sites.id, siteId)).for('no key update');
+    await namedQuery(db, 'posts_lock_site', PG_POST_WRITE_SQL.lockSite, [siteId]);
   },
-  latestCreatedAt: async (db, siteId) => first(await db.select({ latest: max(posts.createdAt) }).from(posts).where(eq(posts.siteId, siteId)))?.latest ?? null,
+  creationContext: async (db, siteId, slug) => {
+    const [row] = await namedQuery<{ latest: Date | null; holder: string | null }>(db, 'posts_creation_context', PG_POST_WRITE_SQL.creationContext, [siteId, slug]);
+    return { latest: row?.latest ?? null, holder: row?.holder ?? undefined };
+  },
   slugHolder: async (db, siteId, slug) => first(await db.select({ id: posts.id }).from(posts).where(and(eq(posts.siteId, siteId), eq(posts.slug, slug))))?.id,
   slugCounter: async (db, siteId, base) =>
     first(
@@ -91,7 +143,7 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
     const post = first(await db.select().from(posts).where(and(eq(posts.siteId, siteId), eq(posts.id, postId))));
     return post && postJsonText(post);
   },
-  insert: (db, row) => slugChecked(db.insert(posts).values(row).execute()),
+  insert: (db, row) => slugChecked(insertPost(db, row)),
   update: (db, postId, changes) => slugChecked(db.update(posts).set(changes).where(eq(posts.id, postId)).execute()),
   remove: async (db, postId) => {
     await db.delete(posts).where(eq(posts.id, postId));
@@ -103,18 +155,21 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
       .values({ siteId: post.siteId, slug: post.slug, postId: post.id, createdAt: now })
       .onConflictDoUpdate({ target: [postSlugRedirects.siteId, postSlugRedirects.slug], set: { postId: post.id, createdAt: now } });
   },
-  addToCounts: async (db, siteId, delta, initial) => {
-    await db
-      .insert(postCounts)
-      .values({ siteId, ...initial })
-      .onConflictDoUpdate({
-        target: postCounts.siteId,
-        set: {
-          drafts: sql`${postCounts.drafts} + ${delta.drafts}`,
-          public: sql`${postCounts.public} + ${delta.public}`,
-          unlisted: sql`${postCounts.unlisted} + ${delta.unlisted}`,
-        },
-      });
+  recordChange: async (db, siteId, at, counted) => {
+    const [moved] = counted
+      ? await namedQuery<{ version: number }>(db, 'posts_record_counted_change', PG_POST_WRITE_SQL.recordCountedChange, [
+          siteId,
+          at,
+          counted.delta.drafts,
+          counted.delta.public,
+          counted.delta.unlisted,
+          counted.initial.drafts,
+          counted.initial.public,
+          counted.initial.unlisted,
+        ])
+      : await namedQuery<{ version: number }>(db, 'posts_record_change', PG_POST_WRITE_SQL.recordChange, [siteId, at]);
+    if (!moved) throw notFound('site');
+    return moved.version;
   },
   contentVersion: async (db, siteId) => first(await db.select({ version: sites.contentVersion }).from(sites).where(eq(sites.id, siteId)))?.version ?? 0,
   counts: async (db, siteId) =>

@@ -225,7 +225,10 @@ export type PostCountValues = Record<CountedState, number>;
  * What a change does to the site's post counts: `delta` to add to an existing row, `initial`
  * for a site with no row yet (never negative). Null when the post stays in the same count.
  */
-export function countChangeOf(change: PostChange): { delta: PostCountValues; initial: PostCountValues } | null {
+/** A change to a site's post counts: `delta` added to them, or `initial` for a site without counts yet. */
+export type PostCountChange = { delta: PostCountValues; initial: PostCountValues };
+
+export function countChangeOf(change: PostChange): PostCountChange | null {
   const before = stateOf(change.before);
   const after = stateOf(change.after);
   if (before === after) return null;

@@ -3,6 +3,7 @@ import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite
 import type { SyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/schema.js';
 import { POST_LIST_STATUSES, type PostListStatus } from '../limits.js';
+import { sqliteSites } from '../sites/sqlite.js';
 import type { PostPort } from './port.js';
 import { isByStatus, searchFilters, statusFilter, type ListQuery } from './rules.js';
 import { RESOURCE_MEMBERS } from './view.js';
@@ -158,7 +159,10 @@ const jsonOf = (rows: { json: string }[]) => rows.map((row) => row.json);
 export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
   // The write transaction (BEGIN IMMEDIATE) holds the database's write lock already.
   lockSite: () => {},
-  latestCreatedAt: (db, siteId) => prepared(db, selectLatestCreatedAt).get({ siteId })?.latest ?? null,
+  creationContext: (db, siteId, slug) => ({
+    latest: prepared(db, selectLatestCreatedAt).get({ siteId })?.latest ?? null,
+    holder: prepared(db, selectSlugHolder).get({ siteId, slug })?.id,
+  }),
   slugHolder: (db, siteId, slug) => prepared(db, selectSlugHolder).get({ siteId, slug })?.id,
   slugCounter: (db, siteId, base) => prepared(db, selectSlugCounter).get({ siteId, base })?.last,
   highestSuffix,
@@ -185,8 +189,14 @@ export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
       .onConflictDoUpdate({ target: [postSlugRedirects.siteId, postSlugRedirects.slug], set: { postId: post.id, createdAt: now } })
       .run();
   },
-  addToCounts: (db, siteId, delta, initial) =>
-    void prepared(db, addToCounts).run({ siteId, ...delta, initialDrafts: initial.drafts, initialPublic: initial.public, initialUnlisted: initial.unlisted }),
+  recordChange: (db, siteId, at, counted) => {
+    const version = sqliteSites.touchContent(db, siteId, at);
+    if (counted) {
+      const { delta, initial } = counted;
+      prepared(db, addToCounts).run({ siteId, ...delta, initialDrafts: initial.drafts, initialPublic: initial.public, initialUnlisted: initial.unlisted });
+    }
+    return version;
+  },
   contentVersion: (db, siteId) => prepared(db, selectContentVersion).get({ siteId })?.version ?? 0,
   counts: (db, siteId) => prepared(db, selectCounts).get({ siteId }),
   countMatching: (db, siteId, query) => db.select({ n: count() }).from(posts).where(filtersOf(siteId, query)).get()!.n,

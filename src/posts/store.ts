@@ -66,9 +66,7 @@ export class PostStore {
 
   /** Every change moves the site's content version (public pages are kept per version) and its counts, then tells the listeners. */
   private *changed(change: PostChange): Steps<void> {
-    this.anchors.moved(change, yield* ask('sites', 'touchContent', change.siteId, change.at));
-    const counted = countChangeOf(change);
-    if (counted) yield* ask('posts', 'addToCounts', change.siteId, counted.delta, counted.initial);
+    this.anchors.moved(change, yield* ask('posts', 'recordChange', change.siteId, change.at, countChangeOf(change)));
     for (const listener of this.listeners) yield* listener(change);
   }
 

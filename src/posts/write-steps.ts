@@ -39,14 +39,15 @@ export type Written<T> = { result: T; change: PostChange };
  * collided with before counters existed is counted once from the (site, slug) index. Near the
  * 80-character limit, where suffixes cut into the base, the first gap is searched instead.
  */
-function* freeSlug(siteId: string, title: string, exceptPostId?: string): Steps<string> {
+function* freeSlug(siteId: string, title: string, exceptPostId?: string, baseHolder?: { id: string | undefined }): Steps<string> {
   const base = slugify(title);
   function* takenByOther(slug: string): Steps<boolean> {
     const holder = yield* ask('posts', 'slugHolder', siteId, slug);
     return holder !== undefined && holder !== exceptPostId;
   }
-  // A reserved word (`api`, `tag`, ...) is never a slug: it counts as taken.
-  if (!RESERVED_SLUGS.has(base) && !(yield* takenByOther(base))) return base;
+  // A reserved word (`api`, `tag`, ...) is never a slug: it counts as taken. The base's holder may be known already (a create's first question).
+  const baseTaken = baseHolder ? baseHolder.id !== undefined && baseHolder.id !== exceptPostId : yield* takenByOther(base);
+  if (!RESERVED_SLUGS.has(base) && !baseTaken) return base;
   let n = (yield* ask('posts', 'slugCounter', siteId, base)) ?? (yield* ask('posts', 'highestSuffix', siteId, base));
   let next: string;
   // A slug set by hand may already hold the next number: step past it.
@@ -69,10 +70,12 @@ function* featureImageOf(siteId: string, mediaId: string | null | undefined): St
 
 /** Creates a post; `at` is now (the creation time may be a little later, see nextCreatedAt). */
 export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigin, at: Date, limits: TextLimits): Steps<Written<PostRow>> {
-  const now = nextCreatedAt(yield* ask('posts', 'latestCreatedAt', siteId), at);
   const input = origin.generatorProvider ? fitGenerated(given, limits) : given;
   checkStorableText(input, limits);
   const title = cleanTitle(input.title);
+  // The newest creation time and the holder of the title's slug, in one question.
+  const { latest, holder } = yield* ask('posts', 'creationContext', siteId, slugify(title));
+  const now = nextCreatedAt(latest, at);
   const tags = cleanTags(input.tags);
   // A time already past (a batch task written late) publishes at once, as of that time.
   const publishAt = input.publishAt ?? null;
@@ -81,7 +84,7 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
   const row: PostRow = {
     id: randomUUID(),
     siteId,
-    slug: yield* freeSlug(siteId, title),
+    slug: yield* freeSlug(siteId, title, undefined, { id: holder }),
     title,
     description: optional(input.description),
     content: optional(input.content),

@@ -1,4 +1,5 @@
 import type { PgExecutor, PostgresHandle } from '../db/postgres.js';
+import type { PgContentVersions } from '../db/pg-content-versions.js';
 import { postgresStepDatabase } from '../db/postgres-steps.js';
 import type { AsyncAdapters } from '../db/steps.js';
 import { postgresPosts } from '../posts/postgres.js';
@@ -38,9 +39,55 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   analytics: postgresAnalytics,
 };
 
+/**
+ * The adapters with sites' content versions answered from what the database notified
+ * (PgContentVersions) where they can be: a read outside any transaction of a version this
+ * instance can vouch for costs a share of a fence instead of a query. Writes that move a version say so before they
+ * commit, so this instance reads its own writes; reads inside a transaction always ask.
+ */
+export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: PgExecutor, versions: PgContentVersions): AsyncAdapters<PgExecutor> {
+  const { posts, sites } = adapters;
+  return {
+    ...adapters,
+    posts: {
+      ...posts,
+      contentVersion: async (db, siteId) => {
+        if (db !== root) return posts.contentVersion(db, siteId);
+        // Known, and still so once every notification committed before this read has arrived.
+        if (versions.current(siteId) !== undefined && (await versions.fence())) {
+          const known = versions.current(siteId);
+          if (known !== undefined) return known;
+        }
+        const token = versions.beforeRead();
+        const version = await posts.contentVersion(db, siteId);
+        versions.learn(siteId, version, token);
+        return version;
+      },
+      recordChange: async (tx, siteId, at, counted) => {
+        const version = await posts.recordChange(tx, siteId, at, counted);
+        versions.moving(siteId, version);
+        return version;
+      },
+    },
+    sites: {
+      ...sites,
+      touchContent: async (tx, siteId, at) => {
+        const version = await sites.touchContent(tx, siteId, at);
+        versions.moving(siteId, version);
+        return version;
+      },
+      update: (tx, siteId, changes) => {
+        if (changes.contentVersion !== undefined) versions.moving(siteId, changes.contentVersion);
+        return sites.update(tx, siteId, changes);
+      },
+    },
+  };
+}
+
 /** Every store, on PostgreSQL. */
 export function postgresStores(handle: PostgresHandle): Stores {
-  const db = postgresStepDatabase(handle.db, postgresAdapters);
+  void handle.contentVersions.start();
+  const db = postgresStepDatabase(handle.db, withContentVersions(postgresAdapters, handle.db, handle.contentVersions));
   const afterCommit = postgresAfterCommit(handle.db);
   return {
     db,

@@ -421,6 +421,10 @@ function definePostTests() {
       t.equal(plan.match(/(^|-> +)Sort +\(/gm)?.length ?? 0, 1, `status ${status}: one sort, of the page's own rows`);
       const page = await b.store.list(SITE_ID, query);
       t.equal(listed(page.posts).length, 20, `status ${status}: a full page`);
+      // The second deep page of a list starts at anchors found from the top of the list.
+      const deeper = await b.store.list(SITE_ID, { ...query, page: 40 });
+      const byOffset = await pgListPageQuery(b.handle.db, SITE_ID, { ...query, page: 40 }, 780);
+      t.same(listed(deeper.posts).map((row) => row.id), byOffset.map((row) => row.id), `status ${status}: a page found from anchors is the page at its offset`);
     }
   });
 
