@@ -18,7 +18,7 @@
 // posts' scheduledFor are spread over the run (each post tagged with its own tag), and a webhook
 // endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts.
 //
-// Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.42 (restarted on the
+// Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
 // same data; on PostgreSQL alternating between the instances, plus the second instance again at
 // 4/6 and 5/6): the first instance is not killed in the last half, so it is the witness for
 // memory and fds there (median of the 4th quarter's samples vs the 3rd's, its last process only); on PostgreSQL a
@@ -229,7 +229,7 @@ async function runSetup(kind) {
   const label = kind === 'sqlite' ? 'SQLite, one instance' : 'PostgreSQL + S3, two instances';
   console.log(`\n=== ${label}: ${MINUTES} min of load ===`);
   const apiKey = makeApiKey();
-  const t0 = performance.now();
+  let t0 = performance.now(); // moved to the start of the load below: fault times count from there
   const at = () => performance.now() - t0;
   const events = []; // { t, what }
   const note = (what) => {
@@ -361,7 +361,7 @@ async function runSetup(kind) {
       if (!id) return;
       const res = await call('PUT', 'post-toggle', `/api/v1/posts/${id}`);
       const post = res?.status === 200 ? data(res)?.post : null;
-      if (post) myPosts.set(id, { slug: post.slug, published: !post.isDraft });
+      if (post) myPosts.set(id, { slug: post.slug ?? myPosts.get(id)?.slug, published: !post.isDraft });
     },
     async remove() {
       if (myPosts.size < 10) return;
@@ -475,7 +475,7 @@ async function runSetup(kind) {
   const orphanWatch = setInterval(() => killedAt.size && sampleProcesses(), 1000);
 
   // --- faults ---------------------------------------------------------------------------------
-  const killOne = (inst) => (inst.faulting = (inst.faulting ?? Promise.resolve()).then(() => killNow(inst)));
+  const killOne = (inst) => (inst.faulting = (inst.faulting ?? Promise.resolve()).then(() => killNow(inst)).catch((error) => note(`kill of ${inst.name} failed: ${error.message}`)));
   const killNow = async (inst) => {
     // Give it something to extract when it dies.
     const { body, contentType } = multipartFile(BIG_PDF.name, BIG_PDF.bytes);
@@ -494,12 +494,17 @@ async function runSetup(kind) {
     await inst.server.exited;
     note(`SIGKILL ${inst.name} pid ${pid} (children then: ${kids.map((k) => `${k.pid} ${k.cmd.includes('extract-worker') ? 'extractor' : k.cmd.split(' ')[0]}`).join(', ') || 'none'})`);
     await sleep(1000);
-    try {
-      await launch(inst);
-    } catch (error) {
-      note(`restart of ${inst.name} failed: ${error.message}; retrying in 5 s`);
-      await sleep(5000);
-      await launch(inst);
+    // As a supervisor would: start it again until it comes up (it refuses to start while the
+    // database or the store cannot be reached).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await launch(inst);
+        break;
+      } catch (error) {
+        if (attempt >= 30) throw error;
+        note(`restart ${attempt} of ${inst.name} failed: ${String(error.message).split('\n').slice(0, 2).join(' ').slice(0, 200)}; again in 5 s`);
+        await sleep(5000);
+      }
     }
     killWindows.push({ from, to: at() + 2000 });
     note(`restarted ${inst.name} as pid ${inst.server.pid} in ${round((at() - from) / 1000, 1)} s`);
@@ -512,11 +517,11 @@ async function runSetup(kind) {
   const schedule = [];
   const plan = (fraction, what, fn) => schedule.push({ at: fraction * RUN_MS, what, fn });
   if (kind === 'sqlite') {
-    for (const f of [1 / 6, 2 / 6, 0.42]) plan(f, 'kill', () => killOne(instances[0]));
+    for (const f of MINUTES >= 30 ? [1 / 6, 2 / 6, 0.4] : [1 / 6, 2 / 6]) plan(f, 'kill', () => killOne(instances[0]));
   } else {
     plan(1 / 6, 'kill', () => killOne(instances[0]));
     plan(2 / 6, 'kill', () => killOne(instances[1]));
-    plan(0.42, 'kill', () => killOne(instances[0]));
+    if (MINUTES >= 30) plan(0.4, 'kill', () => killOne(instances[0]));
     plan(4 / 6, 'kill', () => killOne(instances[1]));
     plan(5 / 6, 'kill', () => killOne(instances[1]));
   }
@@ -574,6 +579,7 @@ async function runSetup(kind) {
   for (let i = 1; i <= 5; i++) plan((i - 0.5) / 6, 'batch', batch);
 
   // --- run --------------------------------------------------------------------------------------
+  t0 = performance.now();
   const faultRuns = [];
   const timers = schedule.map((s) => setTimeout(() => faultRuns.push(s.fn().catch((error) => note(`${s.what} failed: ${error.stack ?? error}`))), s.at));
   await batch();
@@ -637,7 +643,7 @@ async function runSetup(kind) {
     )
       .map(([k, v]) => `${k} x${v}`)
       .join('; ');
-  check('no 5xx but 503/507 during outages', bad5xx.length === 0, `${records.length} requests; ${allowed.length} allowed 503/507${allowed.length ? ` (${group(allowed)})` : ''}${bad5xx.length ? `; NOT allowed: ${group(bad5xx)}` : ''}`);
+  check('no 5xx but 503/507 during outages', bad5xx.length === 0, `${records.length} requests; ${allowed.length} allowed 503/507${allowed.length ? ` (${group(allowed)})` : ''}${bad5xx.length ? `; NOT allowed: ${group(bad5xx)} at ${bad5xx.map((r) => `${round(r.t / 1000, 0)} s`).join(', ')}` : ''}`);
   const limited = records.filter((r) => r.status === 429);
   check('within the rate limits (no 429)', limited.length === 0, limited.length ? group(limited) : 'none');
   const refused = records.filter((r) => r.status === 0);
@@ -670,6 +676,8 @@ async function runSetup(kind) {
   // webhooks
   const received = new Map(); // delivery id -> outcomes
   for (const r of receiver.receipts) received.set(r.id, [...(received.get(r.id) ?? []), r.outcome]);
+  // outages and kills, for reading the rest
+  console.log(`  outages: ${outages.map((o) => `${o.what} ${round(o.from / 1000, 0)}-${round(o.to / 1000, 0)} s`).join(', ') || 'none'}; servers down: ${killWindows.map((w) => `${round(w.from / 1000, 0)}-${round(w.to / 1000, 0)} s`).join(', ')}`);
   const notDelivered = deliveries.filter((d) => !(received.get(d.id) ?? []).includes(200));
   const eventIds = new Map();
   for (const r of receiver.receipts) {
@@ -717,15 +725,21 @@ async function runSetup(kind) {
     return { a, b, g: a ? (b - a) / a : null };
   };
   const samePid = witness.pids.every((pid, i) => i === witness.pids.length - 1 || !samples.some((s) => s.pid === pid && s.t >= RUN_MS / 2));
+  // A process restarted shortly before the last half is still warming up (caches, the builtin
+  // generator's model, connection pools): then there is nothing to judge, and it says so.
+  const warmUpMs = Math.min(5 * 60_000, RUN_MS / 10);
+  const witnessStart = samples.find((s) => s.pid === witness.server.pid)?.t ?? 0;
+  const tooFresh = witnessStart > RUN_MS / 2 - warmUpMs;
   const rss = growth('rss');
   const fds = growth('fds');
   const pct = (g) => (g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${round(g * 100, 1)} %`);
   check(
     'RSS flat over the last half (median of 4th quarter vs 3rd, < 10 %)',
-    rss.g !== null && rss.g < 0.1,
+    tooFresh ? null : rss.g !== null && rss.g < 0.1,
     `${witness.name}${samePid ? '' : ' (restarted within the last half: its last process only)'}: ${rss.a} -> ${rss.b} MB (${pct(rss.g)}), ${q3.length}+${q4.length} samples`,
   );
-  check('open fds flat over the last half (same medians, < 10 %)', fds.g !== null && fds.g < 0.1, `${fds.a} -> ${fds.b} (${pct(fds.g)})`);
+  check('open fds flat over the last half (same medians, < 10 %)', tooFresh ? null : fds.g !== null && fds.g < 0.1, `${fds.a} -> ${fds.b} (${pct(fds.g)})`);
+  if (tooFresh) console.log(`  (memory and fds not judged: ${witness.name}'s last process started at ${round(witnessStart / 1000, 0)} s, less than ${round(warmUpMs / 1000, 0)} s before the last half)`);
   if (walFile) {
     const walMax = (list) => Math.max(0, ...list.map((s) => s.wal ?? 0));
     const a = walMax(q3);
