@@ -383,7 +383,7 @@ async function runSetup(kind) {
       const { body, contentType } = multipartFile(file.name, file.bytes);
       const res = await call('POST', 'media-upload', '/api/v1/media', { body, headers: { 'content-type': contentType }, timeoutMs: 60_000 });
       if (res) {
-        let message = null;
+        let message;
         try {
           message = res.json().error?.message ?? null;
         } catch {
@@ -607,9 +607,9 @@ async function runSetup(kind) {
     }
     return items;
   };
-  let tasks = [];
-  let files = [];
-  let deliveries = [];
+  let tasks;
+  let files;
+  let deliveries;
   for (;;) {
     tasks = await listAll('tasks', '/api/v1/tasks', 'tasks');
     files = await listAll('knowledge', '/api/v1/knowledge', 'items');
