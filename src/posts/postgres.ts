@@ -55,7 +55,9 @@ function listPage(db: PgExecutor, where: SQL | undefined, limit: number, offset:
 export const pgListPageQuery = (db: PgExecutor, siteId: string, query: ListQuery, offset: number) => listPage(db, filtersOf(siteId, query), query.limit, offset);
 
 // Creation times at or before an anchor's (see list-anchors.ts): the stored milliseconds.
-const atOrBefore = (from: number) => sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`;
+/** Latest instant a Date can hold (ms): the list anchors start "from the top" at Number.MAX_SAFE_INTEGER, past it. */
+const MAX_DATE_MS = 8.64e15;
+const atOrBefore = (from: number) => (from >= MAX_DATE_MS ? sql`true` : sql`${posts.createdAt} <= ${new Date(from).toISOString()}::timestamptz`);
 
 // No text here holds U+0000 (PostgreSQL refuses it), so a filter with one matches nothing; as a parameter, it would fail.
 const holdsNul = (query: ListQuery) => [query.tag, query.category, query.q].some((text) => text?.includes('\0'));

@@ -421,6 +421,9 @@ function definePostTests() {
       t.equal(plan.match(/(^|-> +)Sort +\(/gm)?.length ?? 0, 1, `status ${status}: one sort, of the page's own rows`);
       const page = await b.store.list(SITE_ID, query);
       t.equal(listed(page.posts).length, 20, `status ${status}: a full page`);
+      // Read again at the same version: now from the list's anchors (found from the top on the first such read).
+      const again = await b.store.list(SITE_ID, { ...query, page: 21, limit: 10 });
+      t.same(listed(again.posts), listed(page.posts).slice(0, 10), `status ${status}: the same page from the anchors`);
     }
   });
 
