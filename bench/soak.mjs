@@ -599,7 +599,12 @@ async function runSetup(kind) {
   const listAll = async (route, urlPath, key) => {
     const items = [];
     for (let page = 1; page < 1000; page++) {
-      const res = await call('GET', 'check', `${urlPath}${urlPath.includes('?') ? '&' : '?'}limit=100&page=${page}`);
+      let res = null;
+      // A refusal here is also a finding (its 5xx is counted above), but not a reason to lose the other checks.
+      for (let attempt = 0; attempt < 5 && res?.status !== 200; attempt++) {
+        if (attempt) await sleep(2000);
+        res = await call('GET', 'check', `${urlPath}${urlPath.includes('?') ? '&' : '?'}limit=100&page=${page}`);
+      }
       if (res?.status !== 200) throw new Error(`${route}: ${res?.status} ${res?.text?.slice(0, 200)}`);
       const d = data(res);
       items.push(...d[key]);
@@ -783,7 +788,15 @@ await runBench(
   async () => {
     console.log(`plan: ${SETUPS.join(' then ')}, ${MINUTES} min each${QUICK ? ' (--quick)' : ''}, ${USERS} users; outages ${OUTAGE_MS / 1000} s; read p99 per ${WINDOW_MS / 60_000} min window`);
     const results = [];
-    for (const kind of SETUPS) results.push(await runSetup(kind));
+    for (const kind of SETUPS) {
+      try {
+        results.push(await runSetup(kind));
+      } catch (error) {
+        // One setup's failure must not hide the other's results.
+        console.error(`\n${kind} setup failed: ${error?.stack ?? error}`);
+        results.push({ label: kind, checks: [{ name: 'the setup ran to its end', ok: false, detail: String(error?.message ?? error).slice(0, 300) }], windows: [], samples: 0, records: 0 });
+      }
+    }
     for (const result of results) {
       console.log(`\n--- ${result.label} ---`);
       if (result.skipped) {
