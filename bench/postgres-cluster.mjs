@@ -95,7 +95,8 @@ async function startCluster(settings) {
   await exec('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
   const port = await freePort();
   const options = [`-p ${port}`, `-k ${socketDir}`, '-c listen_addresses=127.0.0.1', ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
-  await exec('pg_ctl', ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', path.join(dir, 'server.log'), '-o', options]);
+  const startArgs = ['start', '-D', dataDir, '-w', '-t', '60', '-s', '-l', path.join(dir, 'server.log'), '-o', options];
+  await exec('pg_ctl', startArgs);
   running = true;
   const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const version = (await query(admin, 'show server_version')).rows[0].server_version;
@@ -108,6 +109,15 @@ async function startCluster(settings) {
     describe: `PostgreSQL ${version} started here on 127.0.0.1:${port} (initdb in ${dir}; fsync and synchronous_commit at their defaults)`,
     managed: true,
     cpuSeconds: () => clusterCpuSeconds(postmaster),
+    /** An outage: the cluster stops (`fast`: connections are cut) until resume() starts it again on the same port. */
+    async pause() {
+      await exec('pg_ctl', ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30', '-s']);
+      running = false;
+    },
+    async resume() {
+      await exec('pg_ctl', startArgs);
+      running = true;
+    },
   };
 }
 

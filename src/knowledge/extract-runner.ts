@@ -35,10 +35,18 @@ export interface ExtractorOptions {
 const SHELL = process.platform !== 'win32' && fs.existsSync('/bin/sh') ? '/bin/sh' : null;
 
 /**
+ * util-linux's setpriv on Linux: `--pdeathsig KILL` has the kernel kill the extractor the moment
+ * its parent dies, however busy the machine (the extractor's own watchdog needs CPU time that a
+ * niced process on a loaded machine may not get for seconds). Without it, the watchdog alone.
+ */
+const SETPRIV = process.platform === 'linux' ? (['/usr/bin/setpriv', '/bin/setpriv'].find((file) => fs.existsSync(file)) ?? null) : null;
+
+/**
  * The extractor process: node on the worker script, with resource limits set from outside by
  * the shell that execs it (POSIX). `ulimit -d` caps its data segment (heap, buffers and
  * native allocations: what a decompression bomb grows), `ulimit -t` its CPU seconds, a
- * backstop for a parse that never returns. The pid stays the extractor's own (exec).
+ * backstop for a parse that never returns. The pid stays the extractor's own (exec), and on
+ * Linux setpriv asks the kernel to SIGKILL it when this process dies.
  */
 function startExtractor(timeoutMs: number, memoryMb: number): ChildProcess {
   const node = [...process.execArgv, `--max-old-space-size=${Math.min(EXTRACTOR_HEAP_MB, Math.max(64, memoryMb - 256))}`, EXTRACTOR_PATH];
@@ -52,7 +60,9 @@ function startExtractor(timeoutMs: number, memoryMb: number): ChildProcess {
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 10;
   // Lowering a limit is always allowed; a shell without one of them still runs the extractor.
   const script = `ulimit -d ${memoryMb * 1024} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
-  return spawn(SHELL, ['-c', script, 'extractor', process.execPath, ...node], options);
+  // setpriv runs as the extractor's pid too (exec), so the parent whose death counts is this process.
+  const command = SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', '--', process.execPath, ...node] : [process.execPath, ...node];
+  return spawn(SHELL, ['-c', script, 'extractor', ...command], options);
 }
 
 /**

@@ -247,6 +247,35 @@ t.test('a database locked by another program: writes answer 503 DATABASE_BUSY at
   t.equal((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Unlocked' } })).statusCode, 201);
 });
 
+t.test('a public page rendered for the first time is served on a full disk and on a locked database (keeping its HTML is skipped)', async (t) => {
+  const ctx = await buildTestApp(t);
+  const handle = (await ctx.call({ method: 'GET', url: '/api/v1/site' })).json().data.site.handle;
+  const content = `# Notes\n\n${prose(30_000)}`;
+  const slugs: string[] = [];
+  for (const title of ['Read on a full disk', 'Read on a locked database']) {
+    const res = await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title, content, isDraft: false } });
+    t.equal(res.statusCode, 201);
+    slugs.push(res.json().data.post.slug);
+  }
+  const html = (slug: string) => ctx.sqlite.prepare('select html from posts where slug = ?').get(slug) as { html: string | null };
+  t.equal(html(slugs[0]!).html, null, 'not rendered yet');
+
+  fillDisk(appSqlite(ctx.app));
+  const full = await ctx.call({ method: 'GET', url: `/sites/${handle}/${slugs[0]}/`, key: null });
+  t.equal(full.statusCode, 200, 'a full disk: the page is still served');
+  t.match(full.body, 'Espresso is brewed');
+  t.equal(html(slugs[0]!).html, null, 'its HTML was not kept');
+  freeDisk(appSqlite(ctx.app));
+
+  const other = ctx.sqlite;
+  other.exec('BEGIN EXCLUSIVE');
+  other.prepare("update sites set name = name || '' where 0").run();
+  t.teardown(() => other.inTransaction && other.exec('ROLLBACK'));
+  const locked = await ctx.call({ method: 'GET', url: `/sites/${handle}/${slugs[1]}/`, key: null });
+  t.equal(locked.statusCode, 200, 'a locked database: the page is still served');
+  other.exec('ROLLBACK');
+});
+
 t.test('the job loop backs off while the database is locked, instead of blocking the event loop on every poll', async (t) => {
   const dataDir = tempDataDir(t);
   const handle = openDatabase(dataDir, { busyTimeoutMs: 250 });

@@ -83,10 +83,11 @@ t.test('an extractor dies with its server, even in the middle of a long parse', 
   server.kill('SIGKILL');
   await once(server, 'exit');
   const killedAt = Date.now();
-  // Well inside the parse it was in (~9 s on a quiet machine, longer on a busy one, where the
-  // niced extractor's watchdog may also wait its turn for a CPU): it was ended, not finished.
-  await waitFor(() => !alive(extractor!), 'the orphaned extractor to end', 8000);
-  t.ok(Date.now() - killedAt < 8000, `the extractor ended ${Date.now() - killedAt} ms after its server`);
+  // Well inside the parse it was in (~9 s on a quiet machine, longer on a busy one): it was
+  // ended, not finished, within the 5 s the soak allows even on a busy machine (on Linux the
+  // kernel kills it with its parent: setpriv --pdeathsig; the niced watchdog may wait its turn).
+  await waitFor(() => !alive(extractor!), 'the orphaned extractor to end', 5000);
+  t.ok(Date.now() - killedAt < 5000, `the extractor ended ${Date.now() - killedAt} ms after its server`);
 });
 
 t.test('an extractor ends itself at its own deadline, whatever its parent does', async (t) => {

@@ -425,6 +425,9 @@ function definePostTests() {
       const deeper = await b.store.list(SITE_ID, { ...query, page: 40 });
       const byOffset = await pgListPageQuery(b.handle.db, SITE_ID, { ...query, page: 40 }, 780);
       t.same(listed(deeper.posts).map((row) => row.id), byOffset.map((row) => row.id), `status ${status}: a page found from anchors is the page at its offset`);
+      // Read again at the same version: now from the list's anchors (found from the top on the first such read).
+      const again = await b.store.list(SITE_ID, { ...query, page: 21, limit: 10 });
+      t.same(listed(again.posts), listed(page.posts).slice(0, 10), `status ${status}: the same page from the anchors`);
     }
   });
 

@@ -1,0 +1,818 @@
+// npm run soak: mixed load for a long time, with kills and outages, then checks that nothing was
+// lost or doubled, no child outlived its server, and memory, file descriptors and the WAL stayed flat.
+//
+// Setups (SOAK_SETUP=sqlite|postgres|both, default both; each runs for the whole configured time):
+//   sqlite   one instance on SQLite, its DATA_DIR on a small tmpfs mounted here (as root) so the
+//            disk can really be filled; without the mount the full-disk fault is skipped, saying why.
+//   postgres two instances on one throwaway PostgreSQL cluster (bench/postgres-cluster.mjs) and one
+//            s3rver bucket on loopback, each instance with its own DATA_DIR.
+// Time: SOAK_MINUTES (default 60) or --quick (10) per setup; --minutes=N too.
+//
+// Load: SOAK_USERS (default 4) async users, each one request every 300-700 ms (about 400 a minute
+// in all, far under RATE_LIMIT_MAX=6000 and RATE_LIMIT_GENERATE_MAX=60, the README's "shared
+// installation" limits, which the soak sets so that staying within them is checked: a 429 is a
+// MISS): post creates (some scheduled with publishAt), edits, toggles and deletes, public pages
+// and feeds, knowledge uploads of every accepted type (and hostile ones: text named .pdf, an
+// empty file, an encrypted and a broken PDF), knowledge searches, generate calls, media uploads
+// (every image fixture: a pixel bomb, a truncated JPEG and an SVG among them), batches whose
+// posts' scheduledFor are spread over the run (each post tagged with its own tag), and a webhook
+// endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts.
+//
+// Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
+// same data; on PostgreSQL alternating between the instances, plus the second instance again at
+// 4/6 and 5/6): the first instance is not killed in the last half, so it is the witness for
+// memory and fds there (median of the 4th quarter's samples vs the 3rd's, its last process only); on PostgreSQL a
+// database outage (pg_ctl stop -m fast, start) at 0.55 and a storage outage (s3rver closed) at
+// 0.35; on SQLite a full disk (a ballast file fills the tmpfs) at 0.6; a CPU burner (one busy
+// child per core, os.availableParallelism()) from 1/3 to 2/3. Outages last 25 s (15 s under 10 min).
+//
+// Sampling every 5 s: each server's RSS and open fds, the SQLite WAL's size, and every extractor
+// process of this checkout (with its parent server from EXTRACTOR_PARENT_PID).
+//
+// Settings the soak gives the service: GENERATOR=builtin, JOB_POLL_MS=500, BUILTIN_WORKERS=1,
+// WEBHOOK_ALLOW_PRIVATE=true (the receiver is on loopback), WEBHOOK_TIMEOUT_MS=3000,
+// WEBHOOK_RETRY_BASE_MS=1000 (so retries finish within the drain), the rate limits above.
+
+import { fork, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import {
+  DIST_DIR, FIXTURES_DIR, makeApiKey, median, multipartFile, onCleanup, percentile, request, round, rssMb, runBench, sleep, startServer, tempDir,
+} from './lib.mjs';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+const argv = process.argv.slice(2);
+if (argv.includes('--burn-child')) {
+  // A CPU burner: a busy loop until killed.
+  for (;;) Math.sqrt(Math.random());
+}
+const flag = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+const QUICK = argv.includes('--quick');
+const MINUTES = Number(flag('minutes') ?? process.env.SOAK_MINUTES ?? (QUICK ? 10 : 60));
+if (!(MINUTES > 0)) throw new Error('SOAK_MINUTES must be a positive number');
+const SETUP = flag('setup') ?? process.env.SOAK_SETUP ?? 'both';
+if (!['sqlite', 'postgres', 'both'].includes(SETUP)) throw new Error('SOAK_SETUP must be sqlite, postgres or both');
+const SETUPS = SETUP === 'both' ? ['sqlite', 'postgres'] : [SETUP];
+const USERS = Math.max(1, Number(process.env.SOAK_USERS) || 4);
+const RUN_MS = MINUTES * 60_000;
+const OUTAGE_MS = MINUTES < 10 ? 15_000 : 25_000;
+const SAMPLE_MS = 5000;
+const WINDOW_MS = MINUTES >= 15 ? 5 * 60_000 : 60_000;
+const DRAIN_MS = 150_000;
+const ORPHAN_GRACE_MS = 5000;
+const EXTRACTOR_MARK = path.join(DIST_DIR, 'src', 'knowledge', 'extract-worker.js');
+
+const SERVICE_ENV = {
+  GENERATOR: 'builtin',
+  JOB_POLL_MS: '500',
+  BUILTIN_WORKERS: '1',
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_TIMEOUT_MS: '3000',
+  WEBHOOK_RETRY_BASE_MS: '1000',
+  RATE_LIMIT_MAX: '6000',
+  RATE_LIMIT_GENERATE_MAX: '60',
+  SHUTDOWN_TIMEOUT_MS: '2000',
+};
+
+const pick = (list) => list[Math.floor(Math.random() * list.length)];
+const fixture = (...parts) => fs.readFileSync(path.join(FIXTURES_DIR, ...parts));
+
+const KNOWLEDGE_FILES = [
+  ...['fd_ins_8859.pdf', 'i216_nuclear.pdf', 'i242_testingWithTable.pdf', 'i255_emojis.pdf', 'i373_err_broken.pdf', 'i43_err_encrypted.pdf'].map((n) => ['pdf', n]),
+  ...['bad-xml.docx', 'badfile-01-bad-header.doc', 'test01.doc', 'test01.docx', 'test03.docx', 'test05.doc'].map((n) => ['word', n]),
+  ...['coffee-brewing-guide.md', 'product-catalog.csv', 'release-notes-2026.txt'].map((n) => ['text', n]),
+].map(([dir, name]) => ({ name, bytes: fixture(dir, name) }));
+KNOWLEDGE_FILES.push({ name: 'not-really.pdf', bytes: Buffer.from('just text pretending to be a PDF\n'), hostile: true });
+KNOWLEDGE_FILES.push({ name: 'empty.txt', bytes: Buffer.alloc(0), hostile: true });
+const BIG_PDF = KNOWLEDGE_FILES.reduce((a, b) => (b.name.endsWith('.pdf') && b.bytes.length > a.bytes.length ? b : a), KNOWLEDGE_FILES[0]);
+const IMAGE_FILES = fs.readdirSync(path.join(FIXTURES_DIR, 'images')).filter((n) => !n.endsWith('.md')).map((name) => ({ name, bytes: fixture('images', name) }));
+const SEARCHES = ['coffee', 'brewing temperature', 'release notes', 'nuclear', 'table', 'product catalog', 'espresso grind', 'v2.3'];
+const TOPICS = ['Espresso basics', 'Cold brew at home', 'Grinding beans', 'Milk foam', 'Water chemistry', 'Roasting levels', 'Pour-over', 'Decaf myths'];
+
+// ---------------------------------------------------------------------------------------------
+// Helpers: processes
+// ---------------------------------------------------------------------------------------------
+
+function procRead(pid, file) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return null;
+  }
+}
+function alive(pid) {
+  const stat = procRead(pid, 'stat');
+  if (!stat) return false;
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+function fdCount(pid) {
+  try {
+    return fs.readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return null;
+  }
+}
+/** Every live extractor process of this checkout: { pid, parent (EXTRACTOR_PARENT_PID), ppid }. */
+function extractors() {
+  const found = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = procRead(entry, 'cmdline');
+    if (!cmdline || !cmdline.includes(EXTRACTOR_MARK) || !alive(entry)) continue;
+    const env = procRead(entry, 'environ') ?? '';
+    const parent = Number(/(?:^|\0)EXTRACTOR_PARENT_PID=(\d+)/.exec(env)?.[1]) || null;
+    const stat = procRead(entry, 'stat') ?? '';
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    found.push({ pid: Number(entry), parent, ppid });
+  }
+  return found;
+}
+/** Direct children of a process (any program), as { pid, cmd }. */
+function childrenOf(pid) {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procRead(entry, 'stat');
+    if (!stat) continue;
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push({ pid: Number(entry), cmd: (procRead(entry, 'cmdline') ?? '').replaceAll('\0', ' ').slice(0, 120) });
+  }
+  return out;
+}
+
+function startBurner() {
+  const n = os.availableParallelism();
+  const children = Array.from({ length: n }, () => fork(fileURLToPath(import.meta.url), ['--burn-child'], { stdio: 'ignore' }));
+  const stop = () => children.forEach((c) => c.kill('SIGKILL'));
+  onCleanup(stop);
+  return { n, stop };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook receiver: ~10 % 500, ~3 % never answered
+// ---------------------------------------------------------------------------------------------
+
+async function startReceiver() {
+  const receipts = [];
+  const hanging = new Set();
+  const server = http.createServer((req, res) => {
+    const parts = [];
+    req.on('data', (p) => parts.push(p));
+    req.on('end', () => {
+      const roll = Math.random();
+      const outcome = roll < 0.03 ? 'hang' : roll < 0.13 ? 500 : 200;
+      let body = null;
+      try {
+        body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+      } catch {
+        // recorded as is
+      }
+      receipts.push({ id: req.headers['webhook-id'], body, outcome, at: Date.now() });
+      if (outcome === 'hang') return void hanging.add(res);
+      res.writeHead(outcome, { 'content-type': 'text/plain' }).end(outcome === 200 ? 'ok' : 'soak says no');
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () =>
+    new Promise((resolve) => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    });
+  onCleanup(close);
+  return { url: `http://127.0.0.1:${server.address().port}/hook`, receipts, close };
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3 (s3rver in this process: stop() closes its port, start() reopens it with the same objects)
+// ---------------------------------------------------------------------------------------------
+
+async function startS3() {
+  const { default: S3rver } = await import('s3rver');
+  const directory = tempDir('blog-soak-s3-');
+  let port = 0;
+  let server = null;
+  const start = async () => {
+    server = new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'blog', configs: [] }] });
+    port = (await server.run()).port;
+  };
+  const stop = async () => {
+    await server?.close();
+    server = null;
+  };
+  await start();
+  onCleanup(stop);
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    env: {
+      STORAGE_URL: `s3://blog/soak?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    },
+    start,
+    stop,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One setup
+// ---------------------------------------------------------------------------------------------
+
+async function runSetup(kind) {
+  const label = kind === 'sqlite' ? 'SQLite, one instance' : 'PostgreSQL + S3, two instances';
+  console.log(`\n=== ${label}: ${MINUTES} min of load ===`);
+  const apiKey = makeApiKey();
+  let t0 = performance.now(); // moved to the start of the load below: fault times count from there
+  const at = () => performance.now() - t0;
+  const events = []; // { t, what }
+  const note = (what) => {
+    events.push({ t: at(), what });
+    console.log(`[${round(at() / 1000, 0)} s] ${what}`);
+  };
+  const outages = []; // { from, to, what }
+  const killWindows = []; // { from, to }
+
+  // --- data folders, database, store ---------------------------------------------------------
+  const instances = [];
+  let dbEnv = {};
+  let pgCluster = null;
+  let s3 = null;
+  let fullDisk = null; // { dir } or { skipped }
+  let walFile = null;
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-soak-sqlite-'));
+    let mounted = false;
+    try {
+      await run('mount', ['-t', 'tmpfs', '-o', 'size=192m', 'tmpfs', dir]);
+      mounted = true;
+      fullDisk = { dir };
+    } catch (error) {
+      fullDisk = { skipped: `could not mount a tmpfs for DATA_DIR (${String(error.message).split('\n')[0]}); the machine's real disk is never filled` };
+    }
+    onCleanup(async () => {
+      if (mounted) await run('umount', ['-l', dir]).catch(() => {});
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    instances.push({ name: 'sqlite', dataDir: dir });
+    walFile = path.join(dir, 'blog.db-wal');
+  } else {
+    const { benchPostgres, postgresUnavailable } = await import('./postgres-cluster.mjs');
+    const why = postgresUnavailable();
+    if (why) return { label, skipped: why };
+    pgCluster = await benchPostgres();
+    s3 = await startS3();
+    dbEnv = { DATABASE_URL: await pgCluster.createDatabase('soak'), ...s3.env };
+    instances.push({ name: 'pg-a', dataDir: tempDir('blog-soak-a-') }, { name: 'pg-b', dataDir: tempDir('blog-soak-b-') });
+  }
+
+  const launch = async (inst) => {
+    inst.server = await startServer({ dataDir: inst.dataDir, apiKey, env: { ...SERVICE_ENV, ...dbEnv }, readyTimeoutMs: 120_000 });
+    inst.pids = [...(inst.pids ?? []), inst.server.pid];
+    inst.up = true;
+  };
+  // Instances start one after the other (the first migrates).
+  for (const inst of instances) await launch(inst);
+  note(`started ${instances.map((i) => `${i.name} pid ${i.server.pid}`).join(', ')}`);
+
+  // --- recording --------------------------------------------------------------------------------
+  const records = []; // { t, route, status, ms, code }
+  const liveInstances = () => instances.filter((i) => i.up);
+  const call = async (method, route, urlPath, { body, headers = {}, timeoutMs = 30_000, inst } = {}) => {
+    const target = inst ?? pick(liveInstances().length ? liveInstances() : instances);
+    const start = at();
+    try {
+      const res = await request(target.server.baseUrl, method, urlPath, { body, headers: { authorization: `Bearer ${apiKey}`, ...headers }, timeoutMs });
+      let code = null;
+      if (res.status >= 400) {
+        try {
+          code = res.json().error?.code ?? null;
+        } catch {
+          code = null;
+        }
+      }
+      records.push({ t: start, route, status: res.status, ms: res.ms, code, inst: target.name, path: res.status >= 500 ? `${method} ${urlPath.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id')}` : undefined });
+      return res;
+    } catch (error) {
+      records.push({ t: start, route, status: 0, ms: at() - start, code: String(error.code ?? error.message).slice(0, 60), inst: target.name });
+      return null;
+    }
+  };
+  const data = (res) => {
+    try {
+      return res.json().data;
+    } catch {
+      return null;
+    }
+  };
+
+  // --- site, webhook -----------------------------------------------------------------------------
+  const receiver = await startReceiver();
+  const site = data(await call('GET', 'site', '/api/v1/site')).site;
+  const handle = site.handle;
+  const hookRes = await call('POST', 'webhooks', '/api/v1/webhooks', {
+    body: { url: receiver.url, events: ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed'] },
+  });
+  const webhookId = data(hookRes)?.webhook?.id ?? data(hookRes)?.id;
+  if (!webhookId) throw new Error(`webhook not created: ${hookRes?.status} ${hookRes?.text?.slice(0, 300)}`);
+
+  // --- state of the load ----------------------------------------------------------------------
+  const myPosts = new Map(); // id -> { slug, published }
+  const uploads = []; // { id, name }
+  const mediaAnswers = []; // { name, status, code }
+  const submittedTasks = []; // { id, tag }
+  let batchSeq = 0;
+  let stopLoad = false;
+
+  const actions = {
+    async read() {
+      const published = [...myPosts.values()].filter((p) => p.published);
+      const paths = [`/sites/${handle}/`, `/sites/${handle}/rss.xml`, `/sites/${handle}/atom.xml`, `/sites/${handle}/feed.json`, `/content/v1/sites/${handle}/posts`];
+      if (published.length) paths.push(`/sites/${handle}/${pick(published).slug}/`);
+      const p = pick(paths);
+      await call('GET', 'read', p, { headers: { authorization: '' } });
+    },
+    async list() {
+      await call('GET', 'read', `/api/v1/posts?status=all&limit=20&page=${1 + Math.floor(Math.random() * 3)}`);
+    },
+    async create() {
+      const roll = Math.random();
+      const body = { title: `Soak post ${randomUUID().slice(0, 8)}`, content: `Some text ${'lorem ipsum '.repeat(20)}`, tags: ['soak'] };
+      if (roll < 0.4) body.isDraft = false;
+      else if (roll < 0.6) body.publishAt = new Date(Date.now() + 30_000 + Math.random() * 60_000).toISOString();
+      const res = await call('POST', 'post-create', '/api/v1/posts', { body, headers: { 'idempotency-key': randomUUID() } });
+      const post = res?.status === 201 ? data(res)?.post : null;
+      if (post) myPosts.set(post.id, { slug: post.slug, published: !post.isDraft });
+    },
+    async edit() {
+      const id = pick([...myPosts.keys()]);
+      if (!id) return;
+      const res = await call('PATCH', 'post-edit', `/api/v1/posts/${id}`, { body: { content: `Edited ${new Date().toISOString()} ${'dolor sit '.repeat(10)}` } });
+      if (res?.status === 404) myPosts.delete(id);
+    },
+    async toggle() {
+      const id = pick([...myPosts.keys()]);
+      if (!id) return;
+      const res = await call('PUT', 'post-toggle', `/api/v1/posts/${id}`);
+      const post = res?.status === 200 ? data(res)?.post : null;
+      if (post) myPosts.set(id, { slug: post.slug ?? myPosts.get(id)?.slug, published: !post.isDraft });
+    },
+    async remove() {
+      if (myPosts.size < 10) return;
+      const id = pick([...myPosts.keys()]);
+      const res = await call('DELETE', 'post-delete', `/api/v1/posts/${id}`);
+      if (res && (res.status === 200 || res.status === 404)) myPosts.delete(id);
+    },
+    async knowledge(file = pick(KNOWLEDGE_FILES)) {
+      const { body, contentType } = multipartFile(file.name, file.bytes);
+      const res = await call('POST', 'knowledge-upload', '/api/v1/knowledge', { body, headers: { 'content-type': contentType }, timeoutMs: 60_000 });
+      const id = res?.status === 201 ? data(res)?.knowledge?.id : null;
+      if (id) uploads.push({ id, name: file.name });
+    },
+    async search() {
+      await call('GET', 'search', `/api/v1/knowledge/search?q=${encodeURIComponent(pick(SEARCHES))}&limit=5`);
+    },
+    async media() {
+      const file = pick(IMAGE_FILES);
+      const { body, contentType } = multipartFile(file.name, file.bytes);
+      const res = await call('POST', 'media-upload', '/api/v1/media', { body, headers: { 'content-type': contentType }, timeoutMs: 60_000 });
+      if (res) {
+        let message;
+        try {
+          message = res.json().error?.message ?? null;
+        } catch {
+          message = null;
+        }
+        mediaAnswers.push({ name: file.name, status: res.status, message });
+      }
+    },
+    async generate() {
+      await call('POST', 'generate', '/api/v1/posts/generate', { body: { topic: pick(TOPICS), length: 'short' }, timeoutMs: 120_000 });
+    },
+  };
+  const weights = [
+    ['read', 40], ['list', 8], ['create', 12], ['edit', 8], ['toggle', 4], ['remove', 3], ['knowledge', 4], ['search', 10], ['media', 3], ['generate', 1],
+  ];
+  const totalWeight = weights.reduce((s, [, w]) => s + w, 0);
+  const chooseAction = () => {
+    let r = Math.random() * totalWeight;
+    for (const [name, w] of weights) if ((r -= w) < 0) return name;
+    return 'read';
+  };
+  const user = async () => {
+    while (!stopLoad) {
+      await sleep(300 + Math.random() * 400);
+      if (stopLoad) break;
+      await actions[chooseAction()]().catch((error) => note(`user error: ${error.message}`));
+    }
+  };
+
+  /** A batch of 4 posts due over the rest of the run, retried with its Idempotency-Key until answered. */
+  const batch = async () => {
+    const key = randomUUID();
+    const n = batchSeq++;
+    const remaining = Math.max(5000, RUN_MS - at() - 10_000);
+    const posts = Array.from({ length: 4 }, (_, i) => ({
+      topic: `${pick(TOPICS)} ${n}-${i}`,
+      tags: [`soak-task-${n}-${i}`],
+      scheduledFor: new Date(Date.now() + Math.random() * remaining).toISOString(),
+    }));
+    const body = { defaults: { status: Math.random() < 0.5 ? 'PUBLISHED' : 'DRAFT', length: 'short' }, posts };
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const res = await call('POST', 'batch', '/api/v1/posts/batch', { body, headers: { 'idempotency-key': key } });
+      if (res?.status === 202) {
+        data(res).taskIds.forEach((id, i) => submittedTasks.push({ id, tag: posts[i].tags[0] }));
+        return;
+      }
+      if (res && res.status < 500 && res.status !== 409 && res.status !== 429) {
+        note(`batch refused: ${res.status} ${res.text.slice(0, 200)}`);
+        return;
+      }
+      await sleep(3000);
+    }
+    note('batch never answered after 20 tries');
+  };
+
+  // --- sampling -------------------------------------------------------------------------------
+  const samples = []; // { t, inst, pid, rss, fds, wal }
+  const extractorSeen = new Map(); // pid -> { parent, first, last }
+  const killedAt = new Map(); // server pid -> t
+  const outlived = []; // { pid, parent, afterMs }
+  const childSnapshots = new Map(); // server pid -> children before kill
+  const sampleProcesses = () => {
+    const now = at();
+    for (const x of extractors()) {
+      const seen = extractorSeen.get(x.pid) ?? { parent: x.parent, first: now, last: now };
+      seen.last = now;
+      extractorSeen.set(x.pid, seen);
+      const died = killedAt.get(x.parent);
+      if (died !== undefined && now - died > ORPHAN_GRACE_MS && !outlived.some((o) => o.pid === x.pid)) outlived.push({ pid: x.pid, parent: x.parent, afterMs: Math.round(now - died) });
+    }
+  };
+  const sampler = setInterval(() => {
+    sampleProcesses();
+    const now = at();
+    for (const inst of instances) {
+      if (!inst.up) continue;
+      let wal = null;
+      if (walFile) {
+        try {
+          wal = fs.statSync(walFile).size;
+        } catch {
+          wal = 0;
+        }
+      }
+      samples.push({ t: now, inst: inst.name, pid: inst.server.pid, rss: rssMb(inst.server.pid), fds: fdCount(inst.server.pid), wal });
+    }
+  }, SAMPLE_MS);
+  // Orphan watch: every second, for extractors whose server was killed.
+  const orphanWatch = setInterval(() => killedAt.size && sampleProcesses(), 1000);
+
+  // --- faults ---------------------------------------------------------------------------------
+  const killOne = (inst) => (inst.faulting = (inst.faulting ?? Promise.resolve()).then(() => killNow(inst)).catch((error) => note(`kill of ${inst.name} failed: ${error.message}`)));
+  const killNow = async (inst) => {
+    // Give it something to extract when it dies.
+    const { body, contentType } = multipartFile(BIG_PDF.name, BIG_PDF.bytes);
+    void call('POST', 'knowledge-upload', '/api/v1/knowledge', { body, headers: { 'content-type': contentType }, inst }).then((res) => {
+      const id = res?.status === 201 ? data(res)?.knowledge?.id : null;
+      if (id) uploads.push({ id, name: BIG_PDF.name });
+    });
+    await sleep(700);
+    const pid = inst.server.pid;
+    const kids = childrenOf(pid);
+    childSnapshots.set(pid, kids);
+    const from = at();
+    inst.up = false;
+    process.kill(pid, 'SIGKILL');
+    killedAt.set(pid, at());
+    await inst.server.exited;
+    note(`SIGKILL ${inst.name} pid ${pid} (children then: ${kids.map((k) => `${k.pid} ${k.cmd.includes('extract-worker') ? 'extractor' : k.cmd.split(' ')[0]}`).join(', ') || 'none'})`);
+    await sleep(1000);
+    // As a supervisor would: start it again until it comes up (it refuses to start while the
+    // database or the store cannot be reached).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await launch(inst);
+        break;
+      } catch (error) {
+        if (attempt >= 30) throw error;
+        note(`restart ${attempt} of ${inst.name} failed: ${String(error.message).split('\n').slice(0, 2).join(' ').slice(0, 200)}; again in 5 s`);
+        await sleep(5000);
+      }
+    }
+    killWindows.push({ from, to: at() + 2000 });
+    note(`restarted ${inst.name} as pid ${inst.server.pid} in ${round((at() - from) / 1000, 1)} s`);
+    // Every child of the killed server must be gone within the grace period.
+    setTimeout(() => {
+      for (const k of kids) if (alive(k.pid) && (procRead(k.pid, 'cmdline') ?? '').replaceAll('\0', ' ').startsWith(k.cmd.slice(0, 40))) outlived.push({ pid: k.pid, parent: pid, afterMs: ORPHAN_GRACE_MS, cmd: k.cmd });
+    }, Math.max(0, ORPHAN_GRACE_MS - (at() - killedAt.get(pid)) + 500));
+  };
+
+  const schedule = [];
+  const plan = (fraction, what, fn) => schedule.push({ at: fraction * RUN_MS, what, fn });
+  if (kind === 'sqlite') {
+    for (const f of MINUTES >= 30 ? [1 / 6, 2 / 6, 0.4] : [1 / 6, 2 / 6]) plan(f, 'kill', () => killOne(instances[0]));
+  } else {
+    plan(1 / 6, 'kill', () => killOne(instances[0]));
+    plan(2 / 6, 'kill', () => killOne(instances[1]));
+    if (MINUTES >= 30) plan(0.4, 'kill', () => killOne(instances[0]));
+    plan(4 / 6, 'kill', () => killOne(instances[1]));
+    plan(5 / 6, 'kill', () => killOne(instances[1]));
+  }
+  let burner = null;
+  plan(1 / 3, 'burner on', async () => {
+    burner = startBurner();
+    note(`CPU burner: ${burner.n} busy processes`);
+  });
+  plan(2 / 3, 'burner off', async () => {
+    burner?.stop();
+    note('CPU burner stopped');
+  });
+  if (kind === 'postgres') {
+    plan(0.35, 'storage outage', async () => {
+      const from = at();
+      await s3.stop();
+      note('storage outage: s3rver stopped');
+      await sleep(OUTAGE_MS);
+      await s3.start();
+      outages.push({ from, to: at(), what: 'storage' });
+      note('storage back');
+    });
+    plan(0.55, 'database outage', async () => {
+      const from = at();
+      await pgCluster.pause();
+      note('database outage: pg_ctl stop -m fast');
+      await sleep(OUTAGE_MS);
+      await pgCluster.resume();
+      outages.push({ from, to: at(), what: 'database' });
+      note('database back');
+    });
+  }
+  const fullDiskResult = { filled: false, why: fullDisk?.skipped ?? null, bytes: 0 };
+  if (kind === 'sqlite' && fullDisk?.dir) {
+    plan(0.6, 'full disk', async () => {
+      const ballast = path.join(fullDisk.dir, 'ballast.bin');
+      const from = at();
+      const fd = fs.openSync(ballast, 'w');
+      const chunk = Buffer.alloc(1 << 20, 1);
+      try {
+        for (;;) fullDiskResult.bytes += fs.writeSync(fd, chunk);
+      } catch (error) {
+        fullDiskResult.filled = error.code === 'ENOSPC';
+      } finally {
+        fs.closeSync(fd);
+      }
+      note(`full disk: ${round(fullDiskResult.bytes / 2 ** 20, 0)} MB of ballast, tmpfs full (${fullDiskResult.filled})`);
+      await sleep(OUTAGE_MS);
+      fs.rmSync(ballast, { force: true });
+      outages.push({ from, to: at(), what: 'disk' });
+      note('disk freed');
+    });
+  }
+  if (kind === 'sqlite' && fullDisk?.skipped) note(`full disk skipped: ${fullDisk.skipped}`);
+  for (let i = 1; i <= 5; i++) plan((i - 0.5) / 6, 'batch', batch);
+
+  // --- run --------------------------------------------------------------------------------------
+  t0 = performance.now();
+  const faultRuns = [];
+  const timers = schedule.map((s) => setTimeout(() => faultRuns.push(s.fn().catch((error) => note(`${s.what} failed: ${error.stack ?? error}`))), s.at));
+  await batch();
+  const users = Array.from({ length: USERS }, user);
+  const progress = setInterval(() => console.log(`[${round(at() / 1000, 0)} s] ${records.length} requests, ${myPosts.size} posts of the load, ${uploads.length} uploads, ${submittedTasks.length} tasks`), 60_000);
+  await sleep(RUN_MS);
+  stopLoad = true;
+  timers.forEach(clearTimeout);
+  clearInterval(progress);
+  await Promise.all(users);
+  await Promise.all(faultRuns);
+  burner?.stop();
+  note('load stopped; draining tasks, indexing and deliveries');
+
+  // --- drain ------------------------------------------------------------------------------------
+  const drainEnd = at() + DRAIN_MS;
+  const listAll = async (route, urlPath, key) => {
+    const items = [];
+    for (let page = 1; page < 1000; page++) {
+      let res = null;
+      // A refusal here is also a finding (its 5xx is counted above), but not a reason to lose the other checks.
+      for (let attempt = 0; attempt < 5 && res?.status !== 200; attempt++) {
+        if (attempt) await sleep(2000);
+        res = await call('GET', 'check', `${urlPath}${urlPath.includes('?') ? '&' : '?'}limit=100&page=${page}`);
+      }
+      if (res?.status !== 200) throw new Error(`${route}: ${res?.status} ${res?.text?.slice(0, 200)}`);
+      const d = data(res);
+      items.push(...d[key]);
+      if (page >= d.pagination.pages) break;
+    }
+    return items;
+  };
+  let tasks;
+  let files;
+  let deliveries;
+  for (;;) {
+    tasks = await listAll('tasks', '/api/v1/tasks', 'tasks');
+    files = await listAll('knowledge', '/api/v1/knowledge', 'items');
+    deliveries = await listAll('deliveries', `/api/v1/webhooks/${webhookId}/deliveries`, 'deliveries');
+    const busy = tasks.filter((x) => x.status === 'pending' || x.status === 'running').length + files.filter((f) => f.status === 'uploaded').length + deliveries.filter((d) => d.status === 'pending').length;
+    if (!busy || at() > drainEnd) break;
+    await sleep(3000);
+  }
+  note('drained');
+  const posts = await listAll('posts', '/api/v1/posts?status=all', 'posts');
+  clearInterval(sampler);
+  clearInterval(orphanWatch);
+  sampleProcesses();
+
+  // --- checks -----------------------------------------------------------------------------------
+  const checks = [];
+  const check = (name, ok, detail) => checks.push({ name, ok, detail });
+  const inWindow = (t, windows, slackMs) => windows.some((w) => t >= w.from - 1000 && t <= w.to + slackMs);
+
+  // 5xx
+  const fiveXx = records.filter((r) => r.status >= 500);
+  const allowed = fiveXx.filter((r) => (r.status === 503 || r.status === 507) && inWindow(r.t, outages, 15_000));
+  const bad5xx = fiveXx.filter((r) => !allowed.includes(r));
+  const group = (list) =>
+    Object.entries(
+      list.reduce((m, r) => {
+        const k = `${r.status} ${r.code ?? ''} ${r.route === 'read' && r.path ? r.path : r.route}`;
+        m[k] = (m[k] ?? 0) + 1;
+        return m;
+      }, {}),
+    )
+      .map(([k, v]) => `${k} x${v}`)
+      .join('; ');
+  check('no 5xx but 503/507 during outages', bad5xx.length === 0, `${records.length} requests; ${allowed.length} allowed 503/507${allowed.length ? ` (${group(allowed)})` : ''}${bad5xx.length ? `; NOT allowed: ${group(bad5xx)} at ${bad5xx.map((r) => `${round(r.t / 1000, 0)} s`).join(', ')}` : ''}`);
+  const limited = records.filter((r) => r.status === 429);
+  check('within the rate limits (no 429)', limited.length === 0, limited.length ? group(limited) : 'none');
+  const refused = records.filter((r) => r.status === 0);
+  const refusedOutside = refused.filter((r) => !inWindow(r.t + r.ms, killWindows, 0));
+  check('no connection errors but while a server is down', refusedOutside.length === 0, `${refused.length} during kills${refusedOutside.length ? `; outside: ${group(refusedOutside)}` : ''}`);
+
+  // tasks
+  const byId = new Map(tasks.map((x) => [x.id, x]));
+  const lost = submittedTasks.filter((s) => !byId.has(s.id));
+  const counts = tasks.reduce((m, x) => ((m[x.status] = (m[x.status] ?? 0) + 1), m), {});
+  const postsByTag = new Map();
+  for (const p of posts) for (const tag of p.tags ?? []) if (tag.startsWith('soak-task-')) postsByTag.set(tag, [...(postsByTag.get(tag) ?? []), p.id]);
+  const doubled = [];
+  const unexplained = [];
+  for (const s of submittedTasks) {
+    const task = byId.get(s.id);
+    if (!task) continue;
+    const made = postsByTag.get(s.tag) ?? [];
+    if (made.length > 1) doubled.push(`${s.tag}: ${made.length} posts`);
+    if (task.status === 'succeeded' && (made.length !== 1 || made[0] !== task.postId)) unexplained.push(`${s.id} succeeded, posts ${made.length}, postId ${task.postId}`);
+    else if (task.status === 'failed' && !task.lastError) unexplained.push(`${s.id} failed without a reason`);
+    else if (task.status !== 'succeeded' && task.status !== 'failed') unexplained.push(`${s.id} ${task.status} after the drain`);
+    else if (task.status === 'failed' && made.length) unexplained.push(`${s.id} failed but made a post`);
+  }
+  check('every task succeeded or failed for a stated reason', unexplained.length === 0, `${submittedTasks.length} tasks: ${JSON.stringify(counts)}${unexplained.length ? `; ${unexplained.slice(0, 5).join('; ')}` : ''}`);
+  check('no task lost, none doubled (one post per task)', !lost.length && !doubled.length, `${lost.length} lost, ${doubled.length} doubled${doubled.length ? `: ${doubled.slice(0, 5).join('; ')}` : ''}`);
+  const failedReasons = [...new Set(tasks.filter((x) => x.status === 'failed').map((x) => x.lastError))];
+  if (failedReasons.length) console.log(`  failed tasks' reasons: ${failedReasons.join(' | ')}`);
+
+  // webhooks
+  const received = new Map(); // delivery id -> outcomes
+  for (const r of receiver.receipts) received.set(r.id, [...(received.get(r.id) ?? []), r.outcome]);
+  // outages and kills, for reading the rest
+  console.log(`  outages: ${outages.map((o) => `${o.what} ${round(o.from / 1000, 0)}-${round(o.to / 1000, 0)} s`).join(', ') || 'none'}; servers down: ${killWindows.map((w) => `${round(w.from / 1000, 0)}-${round(w.to / 1000, 0)} s`).join(', ')}`);
+  const notDelivered = deliveries.filter((d) => !(received.get(d.id) ?? []).includes(200));
+  const eventIds = new Map();
+  for (const r of receiver.receipts) {
+    const resource = r.body?.data?.post ?? r.body?.data?.task ?? r.body?.data?.knowledge;
+    const key = `${r.body?.type} ${resource?.id} ${r.body?.timestamp}`;
+    eventIds.set(key, new Set([...(eventIds.get(key) ?? []), r.id]));
+  }
+  const multi = [...eventIds.entries()].filter(([, ids]) => ids.size > 1);
+  const dStatus = deliveries.reduce((m, d) => ((m[d.status] = (m[d.status] ?? 0) + 1), m), {});
+  check('every webhook event delivered at least once', notDelivered.length === 0, `${deliveries.length} deliveries ${JSON.stringify(dStatus)}, ${receiver.receipts.length} attempts received (${receiver.receipts.filter((r) => r.outcome !== 200).length} refused or left hanging)${notDelivered.length ? `; not delivered: ${notDelivered.slice(0, 5).map((d) => `${d.event} ${d.status} ${d.lastError ?? ''}`).join('; ')}` : ''}`);
+  check('no event under two webhook-ids', multi.length === 0, multi.length ? multi.slice(0, 3).map(([k, ids]) => `${k}: ${[...ids].join(', ')}`).join('; ') : `${eventIds.size} distinct events`);
+
+  // uploads
+  const fileById = new Map(files.map((f) => [f.id, f]));
+  const badUploads = uploads.filter((u) => {
+    const f = fileById.get(u.id);
+    return !f || !(f.status === 'indexed' || (f.status === 'failed' && f.error));
+  });
+  const fStatus = files.reduce((m, f) => ((m[f.status] = (m[f.status] ?? 0) + 1), m), {});
+  const uploadRefusals = records.filter((r) => r.route === 'knowledge-upload' && r.status >= 400 && r.status < 500);
+  check('every upload indexed or failed with a readable error', badUploads.length === 0, `${uploads.length} accepted ${JSON.stringify(fStatus)}; refused at once: ${group(uploadRefusals) || 'none'}${badUploads.length ? `; NOT: ${badUploads.slice(0, 5).map((u) => `${u.name} ${fileById.get(u.id)?.status ?? 'missing'}`).join('; ')}` : ''}`);
+  const failedReasonsFiles = [...new Set(files.filter((f) => f.status === 'failed').map((f) => f.error))];
+  if (failedReasonsFiles.length) console.log(`  knowledge files' failure reasons: ${failedReasonsFiles.join(' | ')}`);
+  const badMedia = mediaAnswers.filter((m) => m.status >= 400 && m.status < 500 && !m.message);
+  const mStatus = mediaAnswers.reduce((m, a) => ((m[`${a.name} ${a.status}`] = (m[`${a.name} ${a.status}`] ?? 0) + 1), m), {});
+  check('every image upload stored or refused with a readable error', badMedia.length === 0, JSON.stringify(mStatus));
+
+  // children
+  const extractorParents = [...extractorSeen.values()].filter((x) => !x.parent).length;
+  check(
+    `no extractor or other child outliving its server by more than ${ORPHAN_GRACE_MS / 1000} s`,
+    outlived.length === 0,
+    `${killedAt.size} kills, ${extractorSeen.size} extractors seen (${extractorParents} without EXTRACTOR_PARENT_PID); children at kill time: ${[...childSnapshots.values()].map((k) => k.length).join(', ')}${outlived.length ? `; OUTLIVED: ${JSON.stringify(outlived.slice(0, 5))}` : ''}`,
+  );
+
+  // memory, fds, WAL over the last half
+  const witness = instances[0];
+  // Only the witness's last process (a restart in the last half would hide growth behind a fresh start).
+  const lastHalf = samples.filter((s) => s.inst === witness.name && s.pid === witness.server.pid && s.t >= RUN_MS / 2 && s.t <= RUN_MS);
+  const q3 = lastHalf.filter((s) => s.t < (RUN_MS * 3) / 4);
+  const q4 = lastHalf.filter((s) => s.t >= (RUN_MS * 3) / 4);
+  const growth = (field) => {
+    const a = median(q3.map((s) => s[field]).filter((v) => v !== null));
+    const b = median(q4.map((s) => s[field]).filter((v) => v !== null));
+    return { a, b, g: a ? (b - a) / a : null };
+  };
+  const samePid = witness.pids.every((pid, i) => i === witness.pids.length - 1 || !samples.some((s) => s.pid === pid && s.t >= RUN_MS / 2));
+  // A process restarted shortly before the last half is still warming up (caches, the builtin
+  // generator's model, connection pools): then there is nothing to judge, and it says so.
+  const warmUpMs = Math.min(5 * 60_000, RUN_MS / 10);
+  const witnessStart = samples.find((s) => s.pid === witness.server.pid)?.t ?? 0;
+  const tooFresh = witnessStart > RUN_MS / 2 - warmUpMs;
+  const rss = growth('rss');
+  const fds = growth('fds');
+  const pct = (g) => (g === null ? 'n/a' : `${g >= 0 ? '+' : ''}${round(g * 100, 1)} %`);
+  check(
+    'RSS flat over the last half (median of 4th quarter vs 3rd, < 10 %)',
+    tooFresh ? null : rss.g !== null && rss.g < 0.1,
+    `${witness.name}${samePid ? '' : ' (restarted within the last half: its last process only)'}: ${rss.a} -> ${rss.b} MB (${pct(rss.g)}), ${q3.length}+${q4.length} samples`,
+  );
+  check('open fds flat over the last half (same medians, < 10 %)', tooFresh ? null : fds.g !== null && fds.g < 0.1, `${fds.a} -> ${fds.b} (${pct(fds.g)})`);
+  if (tooFresh) console.log(`  (memory and fds not judged: ${witness.name}'s last process started at ${round(witnessStart / 1000, 0)} s, less than ${round(warmUpMs / 1000, 0)} s before the last half)`);
+  if (walFile) {
+    const walMax = (list) => Math.max(0, ...list.map((s) => s.wal ?? 0));
+    const a = walMax(q3);
+    const b = walMax(q4);
+    const all = walMax(samples);
+    const ok = b <= a * 1.1 + 4 * 2 ** 20 && all < 256 * 2 ** 20;
+    check('SQLite WAL checkpointed (max of 4th quarter <= 3rd + 10 %, 4 MB slack)', ok, `WAL max ${round(a / 2 ** 20, 1)} MB (3rd quarter), ${round(b / 2 ** 20, 1)} MB (4th), ${round(all / 2 ** 20, 1)} MB overall`);
+  }
+  if (kind === 'sqlite') check('full disk reached', fullDiskResult.filled ? true : null, fullDiskResult.filled ? `${round(fullDiskResult.bytes / 2 ** 20, 0)} MB of ballast` : `skipped: ${fullDiskResult.why}`);
+
+  // p99 of reads per window
+  const reads = records.filter((r) => r.route === 'read' && r.status > 0 && r.status < 500);
+  const windows = [];
+  for (let from = 0; from < RUN_MS; from += WINDOW_MS) {
+    const inIt = reads.filter((r) => r.t >= from && r.t < from + WINDOW_MS).map((r) => r.ms);
+    const faults = [
+      ...events.filter((e) => e.t >= from && e.t < from + WINDOW_MS && /SIGKILL|outage|full disk|burner/.test(e.what)).map((e) => e.what.split(/[:(]/)[0].trim()),
+    ];
+    windows.push({ window: `${round(from / 60_000, 0)}-${round((from + WINDOW_MS) / 60_000, 0)} min`, reads: inIt.length, p50: round(percentile(inIt, 50), 0), p99: round(percentile(inIt, 99), 0), faults: faults.join(', ') });
+  }
+
+  for (const inst of instances) await inst.server.stop();
+  await receiver.close();
+  return { label, checks, windows, samples: samples.length, records: records.length, events };
+}
+
+const run = (cmd, args) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')}: exit ${code} ${err.trim()}`))));
+  });
+
+// ---------------------------------------------------------------------------------------------
+
+let failed = false;
+await runBench(
+  'bench/soak',
+  async () => {
+    console.log(`plan: ${SETUPS.join(' then ')}, ${MINUTES} min each${QUICK ? ' (--quick)' : ''}, ${USERS} users; outages ${OUTAGE_MS / 1000} s; read p99 per ${WINDOW_MS / 60_000} min window`);
+    const results = [];
+    for (const kind of SETUPS) {
+      try {
+        results.push(await runSetup(kind));
+      } catch (error) {
+        // One setup's failure must not hide the other's results.
+        console.error(`\n${kind} setup failed: ${error?.stack ?? error}`);
+        results.push({ label: kind, checks: [{ name: 'the setup ran to its end', ok: false, detail: String(error?.message ?? error).slice(0, 300) }], windows: [], samples: 0, records: 0 });
+      }
+    }
+    for (const result of results) {
+      console.log(`\n--- ${result.label} ---`);
+      if (result.skipped) {
+        console.log(`skipped: ${result.skipped}`);
+        continue;
+      }
+      console.log(`${result.records} requests, ${result.samples} samples`);
+      console.log('read latency (public pages, feeds, content API, post lists), ms:');
+      for (const w of result.windows) console.log(`  ${w.window.padEnd(12)} n=${String(w.reads).padEnd(5)} p50 ${String(w.p50).padStart(5)}  p99 ${String(w.p99).padStart(6)}  ${w.faults}`);
+      for (const c of result.checks) {
+        const mark = c.ok === null ? 'skip' : c.ok ? 'pass' : 'MISS';
+        if (c.ok === false) failed = true;
+        console.log(`  ${mark.padEnd(4)} ${c.name}: ${c.detail}`);
+      }
+    }
+    if (failed) throw new Error('at least one check MISSed (above)');
+  },
+  { timeLimitMs: SETUPS.length * (RUN_MS + DRAIN_MS + 240_000) },
+);
