@@ -26,7 +26,8 @@ interface Teardown {
 /** A fresh temporary data folder, removed when the test ends. */
 export function tempDataDir(t: Teardown): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-test-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Retried: a thread of the closed app (the WAL checkpointer, say) may still be letting go of a file.
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   return dir;
 }
 
