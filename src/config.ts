@@ -44,6 +44,8 @@ export interface Config {
   jobLeaseMs: number;
   jobMaxAttempts: number;
   shutdownTimeoutMs: number;
+  /** How long a start waits for a PostgreSQL or a bucket that cannot be reached yet (STARTUP_WAIT_SECONDS; 0: fail at once). */
+  startupWaitMs: number;
   /** Origin the public pages of sites without their own `url` are addressed under (+ /sites/<handle>). */
   publicBaseUrl: string;
   /** Most text taken from one knowledge file (MAX_EXTRACTED_TEXT_MB), in bytes. */
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    startupWaitMs: readInt(env, 'STARTUP_WAIT_SECONDS', 60, 0, 86_400) * 1000,
     publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
     maxExtractedTextBytes: readInt(env, 'MAX_EXTRACTED_TEXT_MB', DEFAULT_MAX_EXTRACTED_TEXT_MB, 1, 1024) * MiB,
     siteStorageQuotaBytes: readInt(env, 'SITE_STORAGE_QUOTA_MB', DEFAULT_SITE_STORAGE_QUOTA_MB, 1, 16 * 1024 * 1024) * MiB,

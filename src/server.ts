@@ -16,27 +16,35 @@ async function main(config: Config) {
   // PostgreSQL several instances share the database by design: tasks come back by lease expiry.
   const unlock = config.database.kind === 'sqlite' ? lockDataDir(config.dataDir) : () => {};
   const server = Fastify(serverOptions(config));
-  await server.register(app, {
-    config,
-    bootstrap: {
-      when: 'listen',
-      onKey(siteId, key) {
-        // Printed once: only the hash is stored, so this is the one chance to copy it.
-        process.stdout.write(
-          `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
-            'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
-            '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
-        );
+  try {
+    await server.register(app, {
+      config,
+      bootstrap: {
+        when: 'listen',
+        onKey(siteId, key) {
+          // Printed once: only the hash is stored, so this is the one chance to copy it.
+          process.stdout.write(
+            `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
+              'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
+              '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
+          );
+        },
+        onOwnerSetup(email, token) {
+          // The token rides in the URL's fragment, which browsers never send: no access log holds it.
+          process.stdout.write(
+            `Owner account ${email} (ADMIN_EMAIL): set its password within 24 hours, once, at\n\n  ${setupUrl(serviceBaseUrl(config), token)}\n\n` +
+              'Lost it? blog-admin user reset-password --email ' + email + '\n\n',
+          );
+        },
       },
-      onOwnerSetup(email, token) {
-        // The token rides in the URL's fragment, which browsers never send: no access log holds it.
-        process.stdout.write(
-          `Owner account ${email} (ADMIN_EMAIL): set its password within 24 hours, once, at\n\n  ${setupUrl(serviceBaseUrl(config), token)}\n\n` +
-            'Lost it? blog-admin user reset-password --email ' + email + '\n\n',
-        );
-      },
-    },
-  });
+    });
+    await server.ready(); // plugins' start-up errors surface here, not at register
+  } catch (error) {
+    // What did start (pools, the store's client, timers) closes, so that a later try starts clean.
+    await server.close().catch(() => {});
+    unlock();
+    throw error;
+  }
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -64,6 +72,27 @@ async function main(config: Config) {
   process.on('SIGINT', () => shutdown('SIGINT'));
 
   await server.listen({ port: config.port, host: config.host });
+}
+
+/** One start, in full: retried while what it needs cannot be reached yet, up to STARTUP_WAIT_SECONDS. */
+async function start(config: Config) {
+  const deadline = Date.now() + config.startupWaitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await main(config);
+    } catch (error) {
+      const left = deadline - Date.now();
+      if (!mayPass(error, config) || left <= 0) throw error;
+      const delay = Math.min(left, 500 * 2 ** Math.min(attempt - 1, 4));
+      console.error(`${explain(error, config)}\nWaiting for it (STARTUP_WAIT_SECONDS): try ${attempt + 1} in ${(delay / 1000).toFixed(1)} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** A start-up failure that passes by itself: a PostgreSQL or a bucket not reachable yet (services of a compose file start together). */
+function mayPass(error: unknown, config: Config): boolean {
+  return (config.database.kind === 'postgres' && isDatabaseUnavailable(error)) || (error instanceof StoreStartError && error.transient);
 }
 
 /** A start-up failure the operator can fix, in one line; null for anything else (a bug: its stack helps). */
@@ -95,7 +124,7 @@ function explain(error: unknown, config: Config | null): string | null {
 let config: Config | null = null;
 try {
   config = loadConfig();
-  await main(config);
+  await start(config);
 } catch (error) {
   const explained = explain(error, config);
   console.error(explained ?? error);

@@ -13,11 +13,17 @@ export type StoreDescription =
   | { kind: 'local'; path: string }
   | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string };
 
-/** The store cannot be used at start-up (a bucket missing, refused or unreachable): one line for the operator. */
+/**
+ * The store cannot be used at start-up (a bucket missing, refused or unreachable): one line for
+ * the operator. `transient`: it could not be reached or answered a server error, which may pass
+ * (a start waits for it); a missing bucket or refused credentials will not.
+ */
 export class StoreStartError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  readonly transient: boolean;
+  constructor(message: string, options?: ErrorOptions & { transient?: boolean }) {
     super(message, options);
     this.name = 'StoreStartError';
+    this.transient = options?.transient ?? false;
   }
 }
 

@@ -230,6 +230,6 @@ export class S3Storage implements ObjectStore {
     }
     if (status === 301) return new StoreStartError(`Storage error: the ${where} is not in region ${region}: set region= in STORAGE_URL`, options);
     const answer = status ? `it answered ${status} ${oneLine(error)}` : oneLine(error);
-    return new StoreStartError(`Storage error: cannot reach the ${where}: ${answer}`, options);
+    return new StoreStartError(`Storage error: cannot reach the ${where}: ${answer}`, { ...options, transient: true });
   }
 }

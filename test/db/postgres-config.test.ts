@@ -70,9 +70,10 @@ t.test('database URLs are shown with their password hidden', async (t) => {
   for (const [url, masked] of cases) t.equal(maskDatabaseUrl(url), masked, url);
 });
 
-t.test('a PostgreSQL that cannot be reached at start-up stops the server with one line naming DATABASE_URL, password hidden', async (t) => {
+t.test('a PostgreSQL that cannot be reached at start-up (no wait asked) stops the server with one line naming DATABASE_URL, password hidden', async (t) => {
   const port = new URL(await closedPortUrl()).port;
-  const { code, stderr } = await failedStart(spawnServer({ DATA_DIR: tempDataDir(t), PORT: '0', DATABASE_URL: `postgres://blog:s3cret@127.0.0.1:${port}/blog` }));
+  const env = { DATA_DIR: tempDataDir(t), PORT: '0', DATABASE_URL: `postgres://blog:s3cret@127.0.0.1:${port}/blog`, STARTUP_WAIT_SECONDS: '0' };
+  const { code, stderr } = await failedStart(spawnServer(env));
   t.equal(code, 1);
   t.match(stderr.trim(), new RegExp(`^Cannot use the PostgreSQL database at postgres://blog:\\*\\*\\*@127\\.0\\.0\\.1:${port}/blog \\(DATABASE_URL\\): .*ECONNREFUSED`));
   t.notMatch(stderr, 's3cret');
