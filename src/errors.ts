@@ -70,14 +70,21 @@ const codeOf = (error: unknown): string | undefined => {
   return typeof code === 'string' ? code : undefined;
 };
 
+// SQLite's SQLITE_FULL (also what it answers when a write needs a page it cannot get), the file
+// system's, and PostgreSQL's disk_full (53100: its server's disk, told through the driver).
+const STORAGE_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT', '53100']);
+
 /**
- * The disk (or the volume's quota) is full: SQLite's SQLITE_FULL (also what it answers when a
- * write needs a page it cannot get) or the file system's ENOSPC / EDQUOT. Never the caller's
- * fault, and never a reason to end the process: work waits until space is back.
+ * The disk (or the volume's quota) is full, this machine's or the database server's (the
+ * driver's error may sit in a wrapper's `cause`). Never the caller's fault, and never a reason
+ * to end the process: work waits until space is back.
  */
 export function isStorageFull(error: unknown): boolean {
-  const code = codeOf(error);
-  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT';
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = codeOf(e);
+    if (code !== undefined && STORAGE_FULL.has(code)) return true;
+  }
+  return false;
 }
 
 /** Another connection holds a lock the statement needed past its short busy timeout (SQLITE_BUSY*, SQLITE_LOCKED*). */
