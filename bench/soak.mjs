@@ -16,7 +16,12 @@
 // empty file, an encrypted and a broken PDF), knowledge searches, generate calls, media uploads
 // (every image fixture: a pixel bomb, a truncated JPEG and an SVG among them), batches whose
 // posts' scheduledFor are spread over the run (each post tagged with its own tag), and a webhook
-// endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts.
+// endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts;
+// staff (an editor and an owner invited with the key, signed in through their setup links) using
+// their blog_session cookie alone on any instance: session, post lists, creates and edits (with
+// the service's Origin), previews, /admin/, stats, and ~1 in 20 a sign-out and sign-in again;
+// stats read with the key; public pages read as Chrome (80 %) or Googlebot (20 %), whose 200s of
+// index and post pages are held against the run's counted views at the end.
 //
 // Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
 // same data; on PostgreSQL alternating between the instances, plus the second instance again at
@@ -762,10 +767,11 @@ async function runSetup(kind) {
   const staffRefused = staffRecords.filter((r) => r.status === 401 || r.status === 403);
   const staffStatus = staffRecords.reduce((m, r) => ((m[r.status] = (m[r.status] ?? 0) + 1), m), {});
   const staffRoutes = staffRecords.reduce((m, r) => ((m[r.route.slice(6)] = (m[r.route.slice(6)] ?? 0) + 1), m), {});
+  const staffInstances = staffRecords.reduce((m, r) => ((m[r.inst] = (m[r.inst] ?? 0) + 1), m), {});
   check(
     'staff sessions survive kills and outages (no 401/403 for a signed-in session)',
     staffRecords.length > 0 && staffRefused.length === 0,
-    `${staffRecords.length} staff requests ${JSON.stringify(staffRoutes)}, answers ${JSON.stringify(staffStatus)}, ${staffSignIns} sign-ins again${staffRefused.length ? `; REFUSED: ${group(staffRefused)} at ${staffRefused.slice(0, 8).map((r) => `${round(r.t / 1000, 0)} s on ${r.inst} (${r.staff})`).join(', ')}` : ''}`,
+    `${staffRecords.length} staff requests ${JSON.stringify(staffRoutes)}, answers ${JSON.stringify(staffStatus)}, by instance ${JSON.stringify(staffInstances)}, ${staffSignIns} sign-ins again${staffRefused.length ? `; REFUSED: ${group(staffRefused)} at ${staffRefused.slice(0, 8).map((r) => `${round(r.t / 1000, 0)} s on ${r.inst} (${r.staff})`).join(', ')}` : ''}`,
   );
 
   // analytics: views counted vs the browsers' 200 reads of counted pages
