@@ -16,7 +16,12 @@
 // empty file, an encrypted and a broken PDF), knowledge searches, generate calls, media uploads
 // (every image fixture: a pixel bomb, a truncated JPEG and an SVG among them), batches whose
 // posts' scheduledFor are spread over the run (each post tagged with its own tag), and a webhook
-// endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts.
+// endpoint on a local receiver that answers 500 to ~10 % and never answers ~3 % of attempts;
+// staff (an editor and an owner invited with the key, signed in through their setup links) using
+// their blog_session cookie alone on any instance: session, post lists, creates and edits (with
+// the service's Origin), previews, /admin/, stats, and ~1 in 20 a sign-out and sign-in again;
+// stats read with the key; public pages read as Chrome (80 %) or Googlebot (20 %), whose 200s of
+// index and post pages are held against the run's counted views at the end.
 //
 // Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
 // same data; on PostgreSQL alternating between the instances, plus the second instance again at
@@ -95,6 +100,10 @@ KNOWLEDGE_FILES.push({ name: 'empty.txt', bytes: Buffer.alloc(0), hostile: true 
 const BIG_PDF = KNOWLEDGE_FILES.reduce((a, b) => (b.name.endsWith('.pdf') && b.bytes.length > a.bytes.length ? b : a), KNOWLEDGE_FILES[0]);
 const IMAGE_FILES = fs.readdirSync(path.join(FIXTURES_DIR, 'images')).filter((n) => !n.endsWith('.md')).map((name) => ({ name, bytes: fixture('images', name) }));
 const SEARCHES = ['coffee', 'brewing temperature', 'release notes', 'nuclear', 'table', 'product catalog', 'espresso grind', 'v2.3'];
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+/** Views reach the database this long after they were counted (FLUSH_INTERVAL_MS, plugins/analytics.ts). */
+const ANALYTICS_FLUSH_MS = 1000;
 const TOPICS = ['Espresso basics', 'Cold brew at home', 'Grinding beans', 'Milk foam', 'Water chemistry', 'Roasting levels', 'Pour-over', 'Decaf myths'];
 
 // ---------------------------------------------------------------------------------------------
@@ -275,6 +284,7 @@ async function runSetup(kind) {
   const launch = async (inst) => {
     inst.server = await startServer({ dataDir: inst.dataDir, apiKey, env: { ...SERVICE_ENV, ...dbEnv }, readyTimeoutMs: 120_000 });
     inst.pids = [...(inst.pids ?? []), inst.server.pid];
+    inst.servers = [...(inst.servers ?? []), inst.server];
     inst.up = true;
   };
   // Instances start one after the other (the first migrates).
@@ -284,11 +294,14 @@ async function runSetup(kind) {
   // --- recording --------------------------------------------------------------------------------
   const records = []; // { t, route, status, ms, code }
   const liveInstances = () => instances.filter((i) => i.up);
-  const call = async (method, route, urlPath, { body, headers = {}, timeoutMs = 30_000, inst } = {}) => {
+  // bearer: false sends no Authorization (a staff cookie instead); origin: true sends the
+  // addressed server's own origin (its base URL), as the admin UI's browser would.
+  const call = async (method, route, urlPath, { body, headers = {}, timeoutMs = 30_000, inst, bearer = true, origin = false, extra } = {}) => {
     const target = inst ?? pick(liveInstances().length ? liveInstances() : instances);
     const start = at();
     try {
-      const res = await request(target.server.baseUrl, method, urlPath, { body, headers: { authorization: `Bearer ${apiKey}`, ...headers }, timeoutMs });
+      const all = { ...(bearer ? { authorization: `Bearer ${apiKey}` } : {}), ...(origin ? { origin: target.server.baseUrl } : {}), ...headers };
+      const res = await request(target.server.baseUrl, method, urlPath, { body, headers: all, timeoutMs });
       let code = null;
       if (res.status >= 400) {
         try {
@@ -297,10 +310,10 @@ async function runSetup(kind) {
           code = null;
         }
       }
-      records.push({ t: start, route, status: res.status, ms: res.ms, code, inst: target.name, path: res.status >= 500 ? `${method} ${urlPath.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id')}` : undefined });
+      records.push({ t: start, route, status: res.status, ms: res.ms, code, inst: target.name, path: res.status >= 500 ? `${method} ${urlPath.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id')}` : undefined, ...extra });
       return res;
     } catch (error) {
-      records.push({ t: start, route, status: 0, ms: at() - start, code: String(error.code ?? error.message).slice(0, 60), inst: target.name });
+      records.push({ t: start, route, status: 0, ms: at() - start, code: String(error.code ?? error.message).slice(0, 60), inst: target.name, ...extra });
       return null;
     }
   };
@@ -322,6 +335,28 @@ async function runSetup(kind) {
   const webhookId = data(hookRes)?.webhook?.id ?? data(hookRes)?.id;
   if (!webhookId) throw new Error(`webhook not created: ${hookRes?.status} ${hookRes?.text?.slice(0, 300)}`);
 
+  // --- staff: an editor and an owner, invited with the key, signed in through their setup links ---
+  const cookieOf = (res) => {
+    for (const line of [res?.headers?.['set-cookie'] ?? []].flat()) {
+      const m = /^blog_session=([^;]*)/.exec(line);
+      if (m && m[1]) return m[1];
+    }
+    return null;
+  };
+  const staff = []; // { role, email, password, cookie, inFlight, cycling }
+  for (const role of ['editor', 'owner']) {
+    const email = `soak-${role}-${randomUUID().slice(0, 8)}@example.com`;
+    const password = `soak password ${randomUUID()}`;
+    const added = await call('POST', 'staff-invite', '/api/v1/users', { body: { email, role } });
+    const setupUrl = data(added)?.setupUrl;
+    const token = setupUrl?.split('#token=')[1];
+    if (!token) throw new Error(`staff ${role} not invited: ${added?.status} ${added?.text?.slice(0, 300)}`);
+    const setupRes = await call('POST', 'staff-setup', '/api/v1/auth/setup', { body: { token, password }, bearer: false, origin: true });
+    const cookie = cookieOf(setupRes);
+    if (setupRes?.status !== 200 || !cookie) throw new Error(`staff ${role} setup: ${setupRes?.status} ${setupRes?.text?.slice(0, 300)}`);
+    staff.push({ role, email, password, cookie, inFlight: 0, cycling: false });
+  }
+
   // --- state of the load ----------------------------------------------------------------------
   const myPosts = new Map(); // id -> { slug, published }
   const uploads = []; // { id, name }
@@ -329,6 +364,17 @@ async function runSetup(kind) {
   const submittedTasks = []; // { id, tag }
   let batchSeq = 0;
   let stopLoad = false;
+  const staffPosts = [];
+  let staffSignIns = 0;
+  /** A request with a signed-in staff member's cookie and no key, to any live instance. */
+  const staffCall = async (s, method, route, urlPath, options = {}) => {
+    s.inFlight++;
+    try {
+      return await call(method, route, urlPath, { ...options, bearer: false, headers: { cookie: `blog_session=${s.cookie}`, ...options.headers }, extra: { staff: s.role, live: true } });
+    } finally {
+      s.inFlight--;
+    }
+  };
 
   const actions = {
     async read() {
@@ -336,7 +382,58 @@ async function runSetup(kind) {
       const paths = [`/sites/${handle}/`, `/sites/${handle}/rss.xml`, `/sites/${handle}/atom.xml`, `/sites/${handle}/feed.json`, `/content/v1/sites/${handle}/posts`];
       if (published.length) paths.push(`/sites/${handle}/${pick(published).slug}/`);
       const p = pick(paths);
-      await call('GET', 'read', p, { headers: { authorization: '' } });
+      // Most reads as a browser, some as a crawler: analytics counts the browser's 200s of
+      // index and post pages (not feeds nor the content API).
+      const ua = Math.random() < 0.8 ? 'human' : 'bot';
+      const counted = p.startsWith('/sites/') && p.endsWith('/'); // the index and post pages
+      await call('GET', 'read', p, { bearer: false, headers: { 'user-agent': ua === 'human' ? BROWSER_UA : BOT_UA }, extra: { ua, counted } });
+    },
+    async stats() {
+      const s = Math.random() < 0.3 ? pick(staff.filter((x) => x.cookie && !x.cycling)) : null;
+      if (s) await staffCall(s, 'GET', 'staff-stats', '/api/v1/stats');
+      else await call('GET', 'stats', '/api/v1/stats');
+    },
+    async staff() {
+      const s = pick(staff.filter((x) => !x.cycling));
+      if (!s) return;
+      if (!s.cookie || (Math.random() < 1 / 20 && s.inFlight === 0)) {
+        // Sign out (unless already out) and in again: argon2, so rare. No other request of this
+        // person is in flight meanwhile, so none of theirs can meet an ended session.
+        s.cycling = true;
+        try {
+          if (s.cookie) {
+            const res = await staffCall(s, 'POST', 'staff-sign-out', '/api/v1/auth/sign-out', { origin: true });
+            if (res?.status === 200) s.cookie = null;
+          }
+          if (!s.cookie) {
+            const res = await call('POST', 'staff-sign-in', '/api/v1/auth/sign-in', { body: { email: s.email, password: s.password }, bearer: false, origin: true, extra: { staff: s.role } });
+            s.cookie = res?.status === 200 ? cookieOf(res) : null;
+            if (res?.status === 200) staffSignIns++;
+          }
+        } finally {
+          s.cycling = false;
+        }
+        return;
+      }
+      const roll = Math.random();
+      if (roll < 0.2) await staffCall(s, 'GET', 'staff-session', '/api/v1/auth/session');
+      else if (roll < 0.4) await staffCall(s, 'GET', 'staff-list', `/api/v1/posts?status=all&limit=20&page=${1 + Math.floor(Math.random() * 3)}`);
+      else if (roll < 0.55) {
+        const res = await staffCall(s, 'POST', 'staff-create', '/api/v1/posts', {
+          origin: true,
+          body: { title: `Staff post ${randomUUID().slice(0, 8)}`, content: `By the ${s.role}. ${'lorem ipsum '.repeat(15)}`, tags: ['soak-staff'] },
+          headers: { 'idempotency-key': randomUUID() },
+        });
+        const post = res?.status === 201 ? data(res)?.post : null;
+        if (post) staffPosts.push(post.id);
+      } else if (roll < 0.7) {
+        const id = pick(staffPosts);
+        if (!id) return;
+        const res = await staffCall(s, 'PATCH', 'staff-edit', `/api/v1/posts/${id}`, { origin: true, body: { content: `Edited by the ${s.role} ${new Date().toISOString()}` } });
+        if (res?.status === 404) staffPosts.splice(staffPosts.indexOf(id), 1);
+      } else if (roll < 0.85) {
+        await staffCall(s, 'POST', 'staff-preview', '/api/v1/posts/preview', { origin: true, body: { content: `# Preview\n\nSome *markdown* [a link](https://example.com) ${randomUUID()}` } });
+      } else await staffCall(s, 'GET', 'staff-admin', '/admin/');
     },
     async list() {
       await call('GET', 'read', `/api/v1/posts?status=all&limit=20&page=${1 + Math.floor(Math.random() * 3)}`);
@@ -397,7 +494,7 @@ async function runSetup(kind) {
     },
   };
   const weights = [
-    ['read', 40], ['list', 8], ['create', 12], ['edit', 8], ['toggle', 4], ['remove', 3], ['knowledge', 4], ['search', 10], ['media', 3], ['generate', 1],
+    ['read', 40], ['list', 8], ['create', 12], ['edit', 8], ['toggle', 4], ['remove', 3], ['knowledge', 4], ['search', 10], ['media', 3], ['generate', 1], ['staff', 12], ['stats', 2],
   ];
   const totalWeight = weights.reduce((s, [, w]) => s + w, 0);
   const chooseAction = () => {
@@ -625,6 +722,16 @@ async function runSetup(kind) {
   }
   note('drained');
   const posts = await listAll('posts', '/api/v1/posts?status=all', 'posts');
+  // Stats of the whole run (from the day before it began: the site's day may differ from UTC's),
+  // read after a few flush intervals.
+  await sleep(3 * ANALYTICS_FLUSH_MS);
+  const statsFrom = new Date(Date.now() - at() - 86_400_000).toISOString().slice(0, 10);
+  let statsRes = null;
+  for (let attempt = 0; attempt < 5 && statsRes?.status !== 200; attempt++) {
+    if (attempt) await sleep(2000);
+    statsRes = await call('GET', 'check', `/api/v1/stats?from=${statsFrom}`);
+  }
+  const runStats = statsRes?.status === 200 ? data(statsRes) : null;
   clearInterval(sampler);
   clearInterval(orphanWatch);
   sampleProcesses();
@@ -654,6 +761,38 @@ async function runSetup(kind) {
   const refused = records.filter((r) => r.status === 0);
   const refusedOutside = refused.filter((r) => !inWindow(r.t + r.ms, killWindows, 0));
   check('no connection errors but while a server is down', refusedOutside.length === 0, `${refused.length} during kills${refusedOutside.length ? `; outside: ${group(refusedOutside)}` : ''}`);
+
+  // staff sessions: a session signed in and not signed out is never refused (401/403), kills and outages or not
+  const staffRecords = records.filter((r) => r.route.startsWith('staff-') && r.route !== 'staff-invite');
+  const staffRefused = staffRecords.filter((r) => r.status === 401 || r.status === 403);
+  const staffStatus = staffRecords.reduce((m, r) => ((m[r.status] = (m[r.status] ?? 0) + 1), m), {});
+  const staffRoutes = staffRecords.reduce((m, r) => ((m[r.route.slice(6)] = (m[r.route.slice(6)] ?? 0) + 1), m), {});
+  const staffInstances = staffRecords.reduce((m, r) => ((m[r.inst] = (m[r.inst] ?? 0) + 1), m), {});
+  check(
+    'staff sessions survive kills and outages (no 401/403 for a signed-in session)',
+    staffRecords.length > 0 && staffRefused.length === 0,
+    `${staffRecords.length} staff requests ${JSON.stringify(staffRoutes)}, answers ${JSON.stringify(staffStatus)}, by instance ${JSON.stringify(staffInstances)}, ${staffSignIns} sign-ins again${staffRefused.length ? `; REFUSED: ${group(staffRefused)} at ${staffRefused.slice(0, 8).map((r) => `${round(r.t / 1000, 0)} s on ${r.inst} (${r.staff})`).join(', ')}` : ''}`,
+  );
+
+  // analytics: views counted vs the browsers' 200 reads of counted pages
+  const countedReads = records.filter((r) => r.route === 'read' && r.counted && r.status === 200);
+  const human = countedReads.filter((r) => r.ua === 'human');
+  const bots = countedReads.length - human.length;
+  // The documented loss: views still in memory when a server is SIGKILLed (up to a flush
+  // interval, 3 of them allowed under load), and flushes that fail while the database or disk is
+  // out (their batch is lost), with slack after the outage.
+  const lossWindows = [...killWindows.map((w) => ({ from: w.from - 3 * ANALYTICS_FLUSH_MS, to: w.from })), ...outages.filter((o) => o.what !== 'storage').map((o) => ({ from: o.from - 1000, to: o.to + 10_000 }))];
+  const atRisk = human.filter((r) => lossWindows.some((w) => r.t >= w.from && r.t <= w.to)).length;
+  const viewed = runStats?.totals?.views ?? null;
+  const floor = human.length - atRisk - Math.max(5, Math.ceil(human.length * 0.02));
+  const lostWarnings = instances.flatMap((i) => i.servers ?? []).reduce((n, srv) => n + (srv.warnings().messages['warn: analytics: could not write counted views'] ?? 0), 0);
+  check(
+    'analytics: views counted = browser reads, less the documented loss (kills, outages); bots not counted',
+    viewed !== null && viewed <= human.length && viewed >= floor,
+    viewed === null
+      ? `stats not read: ${statsRes?.status} ${statsRes?.text?.slice(0, 200)}`
+      : `${viewed} views counted of ${human.length} browser 200s (ratio ${round(viewed / Math.max(1, human.length), 3)}; ${human.length - viewed} missing, ${atRisk} read within a flush before a kill or in an outage; floor ${floor}), ${bots} bot 200s; ${runStats.totals.visitors} visitors; ${lostWarnings} failed-flush warnings in the logs; stats reads during the load ${group(records.filter((r) => r.route.endsWith('stats')))}`,
+  );
 
   // tasks
   const byId = new Map(tasks.map((x) => [x.id, x]));
