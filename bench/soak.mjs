@@ -25,7 +25,7 @@
 //
 // Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
 // same data; on PostgreSQL alternating between the instances, plus the second instance again at
-// 4/6 and 5/6): the first instance is not killed in the last half, so it is the witness for
+// 4/6 and 5/6, and once during the database outage, so that its restart waits for the database): the first instance is not killed in the last half, so it is the witness for
 // memory and fds there (median of the 4th quarter's samples vs the 3rd's, its last process only); on PostgreSQL a
 // database outage (pg_ctl stop -m fast, start) at 0.55 and a storage outage (s3rver closed) at
 // 0.35; on SQLite a full disk (a ballast file fills the tmpfs) at 0.6; a CPU burner (one busy
@@ -591,8 +591,8 @@ async function runSetup(kind) {
     await inst.server.exited;
     note(`SIGKILL ${inst.name} pid ${pid} (children then: ${kids.map((k) => `${k.pid} ${k.cmd.includes('extract-worker') ? 'extractor' : k.cmd.split(' ')[0]}`).join(', ') || 'none'})`);
     await sleep(1000);
-    // As a supervisor would: start it again until it comes up (it refuses to start while the
-    // database or the store cannot be reached).
+    // As a supervisor would: start it again until it comes up (a start waits up to
+    // STARTUP_WAIT_SECONDS for a database or store that cannot be reached, then exits).
     for (let attempt = 1; ; attempt++) {
       try {
         await launch(inst);
@@ -621,6 +621,8 @@ async function runSetup(kind) {
     if (MINUTES >= 30) plan(0.4, 'kill', () => killOne(instances[0]));
     plan(4 / 6, 'kill', () => killOne(instances[1]));
     plan(5 / 6, 'kill', () => killOne(instances[1]));
+    // Killed during the database outage (0.55 + a few seconds): its restart waits for the database.
+    plan(0.55 + Math.min(8_000, OUTAGE_MS / 3) / RUN_MS, 'kill', () => killOne(instances[1]));
   }
   let burner = null;
   plan(1 / 3, 'burner on', async () => {
