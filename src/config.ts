@@ -256,6 +256,8 @@ export function loadConfig(env: Env = process.env): Config {
   const siteName = readString(env, 'SITE_NAME', 'My Blog');
   if (siteName.length > 200) throw new ConfigError('SITE_NAME', 'at most 200 characters');
   const port = readInt(env, 'PORT', 3000, 0, 65535);
+  // One core stays with the event loop (requests, search, the database); the rest compose.
+  const builtinWorkers = readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64);
   return {
     port,
     host: readString(env, 'HOST', '127.0.0.1'),
@@ -270,9 +272,9 @@ export function loadConfig(env: Env = process.env): Config {
     ollamaEmbedModel: readModelName(env, 'OLLAMA_EMBED_MODEL'),
     generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
     jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
-    jobConcurrency: readInt(env, 'JOB_CONCURRENCY', 2, 1, 64),
-    // One core stays with the event loop (requests, search, the database); the rest compose.
-    builtinWorkers: readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64),
+    // Twice the composer's threads, and 4 at least: a task's search and post write overlap another's composing.
+    jobConcurrency: readInt(env, 'JOB_CONCURRENCY', Math.max(4, 2 * builtinWorkers), 1, 64),
+    builtinWorkers,
     jobLeaseMs: readInt(env, 'JOB_LEASE_MS', 60_000, 1000, 86_400_000),
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import t from 'tap';
 import { BuiltinGenerator } from '../../src/generation/builtin/index.js';
-import { BuiltinWorkerPool } from '../../src/generation/builtin/pool.js';
+import { BuiltinWorkerPool, COMPOSER_NICENESS } from '../../src/generation/builtin/pool.js';
 import { groundingPassages } from '../../src/generation/relevance.js';
 import type { GenerationRequest, Passage } from '../../src/generation/types.js';
 
@@ -77,4 +79,16 @@ t.test('closing refuses the posts still waiting and any new one', async (t) => {
   await t.rejects(running, { message: 'The builtin composer is shut down' }, 'so is the one composing');
   await closed;
   await t.rejects(pool.generate(request(TOPICS[2]!)), { message: 'The builtin composer is shut down' });
+});
+
+t.test('composing threads run at a lower priority than the event loop (Linux: per-thread niceness)', { skip: process.platform !== 'linux' && 'per-thread niceness is Linux only' }, async (t) => {
+  // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's niceness (after the parenthesised name).
+  const niceness = () =>
+    fs.readdirSync('/proc/self/task').map((tid) => Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+  const before = niceness().filter((n) => n === COMPOSER_NICENESS).length;
+  const pool = new BuiltinWorkerPool(2);
+  t.teardown(() => pool.close());
+  await Promise.all(TOPICS.slice(0, 2).map((topic) => pool.generate(request(topic))));
+  t.equal(niceness().filter((n) => n === COMPOSER_NICENESS).length - before, 2, 'each of the 2 threads');
+  t.equal(os.getPriority(), 0, 'the event loop keeps its priority');
 });

@@ -6,6 +6,12 @@ import { BUILTIN_MODEL } from './index.js';
 
 const WORKER_FILE = new URL(`./worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
+/**
+ * Composing is the bulk of a batch's CPU: its threads yield the cores to the event loop (and the
+ * database) answering requests, so that a batch slows readers less.
+ */
+export const COMPOSER_NICENESS = 10;
+
 interface Task {
   id: number;
   request: GenerationRequest;
@@ -78,7 +84,7 @@ export class BuiltinWorkerPool implements Generator {
 
   private spawn(): Thread | null {
     if (this.threads.length >= this.size) return null;
-    const thread: Thread = { worker: new Worker(WORKER_FILE), task: null };
+    const thread: Thread = { worker: new Worker(WORKER_FILE, { workerData: { niceness: COMPOSER_NICENESS } }), task: null };
     thread.worker.unref();
     thread.worker.on('message', (message: { id: number; result?: GenerationResult; error?: string }) => {
       const task = thread.task;
