@@ -41,8 +41,9 @@ const WAIT_LIMIT_MS = 150_000; // bound on waiting for one run of tasks
 const GET_CONNECTIONS = 10;
 const LEAD_MS = 10_000; // the steady run's first task falls due this long after its submission starts (12 batches take seconds on a busy machine)
 
-// The job loop's defaults, as config.ts derives them (the server reads the same).
-const DEFAULTS = { JOB_POLL_MS: 1000, JOB_CONCURRENCY: 2, BUILTIN_WORKERS: Math.max(1, Math.min(4, os.availableParallelism() - 1)) };
+// The job loop's defaults, as config.ts derives them for this machine (the server reads the same).
+const defaults = (await dist('src/config.js')).loadConfig({});
+const DEFAULTS = { JOB_POLL_MS: defaults.jobPollMs, JOB_CONCURRENCY: defaults.jobConcurrency, BUILTIN_WORKERS: defaults.builtinWorkers };
 const overrides = Object.fromEntries(
   [['JOB_POLL_MS', 'BENCH_JOB_POLL_MS'], ['JOB_CONCURRENCY', 'BENCH_JOB_CONCURRENCY'], ['BUILTIN_WORKERS', 'BENCH_BUILTIN_WORKERS']]
     .filter(([, bench]) => process.env[bench] !== undefined)
