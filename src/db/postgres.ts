@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { SQL } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import type { PgDatabase } from 'drizzle-orm/pg-core';
+import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
@@ -51,6 +53,26 @@ export const DEFAULT_POOL_MAX = 10;
 export async function namedQuery<R extends Record<string, unknown>>(db: PgExecutor, name: string, text: string, values: unknown[]): Promise<R[]> {
   const client = (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
   return (await client.query<R>({ name, text, values })).rows;
+}
+
+const dialect = new PgDialect();
+/** Statement names by text: a name always stands for one text on every connection. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * A query built with Drizzle's `sql`, run as a named prepared statement (see namedQuery), named
+ * after `prefix` and a hash of its text: each shape of the query (its number of search terms,
+ * say) is planned once per connection, where a complex query's planning can cost more than its
+ * execution. Values must be parameters, never spelled into the text (or each would be a shape).
+ */
+export function preparedQuery<R extends Record<string, unknown>>(db: PgExecutor, prefix: string, query: SQL): Promise<R[]> {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
+    if (preparedNames.size < 1000) preparedNames.set(text, name);
+  }
+  return namedQuery<R>(db, name, text, params);
 }
 
 /** PostgreSQL refused a write because it takes none (read_only_sql_transaction: a hot standby, or default_transaction_read_only). */

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, exists, inArray, sql, type SQL } from 'drizzle-orm';
 import { KNOWLEDGE_SEARCH_CONFIG, knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/pg-schema.js';
-import type { PgExecutor } from '../db/postgres.js';
+import { preparedQuery, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { queuedFileColumns } from './file-rows.js';
 import type { ChunkEmbeddingPort, KnowledgeFilePort, KnowledgeSearchPort, KnowledgeUsagePort, RankedChunk } from './port.js';
@@ -91,9 +91,12 @@ const termQuery = (words: readonly string[]): SQL => sql`phraseto_tsquery(${CONF
 const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
   rank: async (tx, siteId, plan) => {
     const terms = plan.terms.map(termQuery);
-    const fileFilter = plan.fileIds ? sql`and ${inArray(knowledgeFiles.id, [...plan.fileIds])}` : sql``;
-    // Every value is a bound parameter; terms hold letters, digits and marks only anyway.
-    const { rows } = await tx.execute<RankedChunk>(sql`
+    // One array parameter, whatever the number of files: the statement's text stays one shape.
+    const fileFilter = plan.fileIds ? sql`and ${knowledgeFiles.id} = any(${sql.param([...plan.fileIds])}::text[])` : sql``;
+    // Every value is a bound parameter (terms hold letters, digits and marks only anyway), so
+    // each number of terms is one prepared statement: planning this query costs as much as
+    // running it.
+    return preparedQuery<RankedChunk & Record<string, unknown>>(tx, 'knowledge_rank', sql`
       with term (i, query) as (values ${sql.join(
         terms.map((term, i) => sql`(${i}::int, ${term})`),
         sql`, `,
@@ -139,7 +142,6 @@ const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
         join ${knowledgeChunks} chunk on chunk.id = ranked.id
         join ${knowledgeFiles} file on file.id = chunk.file_id
        order by ranked.score desc, ranked.id`);
-    return rows;
   },
 };
 

@@ -247,6 +247,22 @@ function defineSearchTests() {
     });
   });
 
+  t.test('ranking is a prepared statement per shape (its number of terms, a file filter), not planned at every search', async (t) => {
+    const handle = await openPostgres(await startPostgres(t), { poolMax: 1 });
+    t.teardown(() => handle.close());
+    await handle.db.insert(pgSchema.sites).values({ id: SITE, name: SITE, handle: SITE, createdAt: new Date() });
+    const { search } = postgresStores(handle).knowledge;
+    const prepared = async () =>
+      (await handle.db.execute<{ name: string }>(sql`select name from pg_prepared_statements where name like 'knowledge_rank_%' order by name`)).rows.map((row) => row.name);
+    await search.search(SITE, 'coffee', {});
+    await search.search(SITE, 'tea', {});
+    t.equal((await prepared()).length, 1, 'one term, twice: one statement');
+    await search.search(SITE, 'coffee grinder', {});
+    await search.search(SITE, 'coffee grinder', { fileIds: [randomUUID()] });
+    await search.search(SITE, 'tea kettle', { fileIds: [randomUUID(), randomUUID(), randomUUID()] });
+    t.equal((await prepared()).length, 3, 'two terms, and two terms within files (any number of them)');
+  });
+
   t.test('the retrieval evaluation: both databases find the answers', async (t) => {
     const stores = await twinStores(t);
     await stores.addSite(SITE);

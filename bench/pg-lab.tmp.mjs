@@ -1,0 +1,18 @@
+import { benchPostgres, query } from './postgres-cluster.mjs';
+import { dist, initDataDir, makeApiKey, seedKnowledge, tempDir, makeQueries, textGenerator } from './lib.mjs';
+import fs from 'node:fs';
+const liteDir = tempDir();
+const apiKey = makeApiKey();
+const data = await initDataDir(liteDir, apiKey);
+seedKnowledge(data.sqlite, data.siteId, { chunks: 10000 });
+await data.close();
+const server = await benchPostgres();
+const url = await server.createDatabase('lab');
+const { loadConfig } = await dist('src/config.js');
+const { migrateToPostgres } = await dist('src/admin/migrate.js');
+await migrateToPostgres(loadConfig({ DATA_DIR: liteDir, LOG_LEVEL: 'silent' }), { to: url });
+await query(url, 'VACUUM ANALYZE');
+const queries = makeQueries(textGenerator(), 20);
+fs.writeFileSync('/tmp/pg-lab.json', JSON.stringify({ url, siteId: data.siteId, apiKey, liteDir, queries }));
+console.log('ready', url);
+setInterval(() => {}, 1 << 30);
