@@ -112,7 +112,7 @@ postgresTests(() => {
     } finally {
       await restartPostgres();
     }
-    await waitFor(async () => (await call(service, 'GET', '/ready', { key: null })).status === 200, 'ready again', 30_000);
+    await waitFor(async () => (await call(service, 'GET', '/ready', { key: null })).status === 200, 'ready again', 60_000);
     const after = await call(service, 'POST', '/api/v1/posts', { body: { title: 'After the outage' } });
     t.equal(after.status, 201, 'serves again');
     const list = await call(service, 'GET', '/api/v1/posts');

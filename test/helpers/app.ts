@@ -171,8 +171,12 @@ export async function failedStart(child: ChildProcess): Promise<{ code: number |
   return { code, stderr };
 }
 
-/** Waits for a condition by polling it (tests wait for states, never for fixed times). */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<Exclude<T, false | null | undefined | 0 | "">> {
+/**
+ * Waits for a condition by polling it (tests wait for states, never for fixed times). The
+ * deadline only bounds a failure: on a busy machine (the suite under a CPU burner beside a soak,
+ * load 20 on 2 cores) a process start or an extraction took past 20 s, so it is a minute.
+ */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 60_000): Promise<Exclude<T, false | null | undefined | 0 | "">> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

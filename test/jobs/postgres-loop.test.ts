@@ -224,7 +224,7 @@ postgresTests(() => {
     }
     const succeeded = async (id: string) => (await s.job(id).catch(() => null))?.status === 'succeeded';
     // The held-back job goes back to pending first and is claimed at a later poll: wait for both.
-    await waitFor(async () => (await succeeded(later.id)) && (await succeeded(slow.id)), 'both jobs to succeed once it is back', 30_000);
+    await waitFor(async () => (await succeeded(later.id)) && (await succeeded(slow.id)), 'both jobs to succeed once it is back', 60_000);
     await loop.whenIdle();
     t.match(await s.job(slow.id), { status: 'succeeded', attempts: 1 }, 'given back and run again; the spoiled attempt not counted');
     t.equal(await s.effectCount(), 2, 'one effect each');

@@ -368,7 +368,7 @@ t.test('crash: a server killed mid-embedding resumes at its next start with the 
 
   const second = await startService(env);
   t.teardown(() => second.child.kill('SIGKILL'));
-  await waitFor(() => count('select count(*) as n from knowledge_embeddings') === chunks, 'the restarted server to finish', 30_000);
+  await waitFor(() => count('select count(*) as n from knowledge_embeddings') === chunks, 'the restarted server to finish', 60_000);
   const resumed = embedInputs(fake, before);
   t.equal(resumed.length, chunks - 64, 'only the missing chunks were asked for');
   t.notOk(resumed.some((text) => firstBatch.has(text)));

@@ -441,7 +441,7 @@ function defineTests() {
       } finally {
         await restartPostgres();
       }
-      await waitFor(async () => (await ctx.file(id))?.status === 'indexed', 'indexing to resume', 30_000);
+      await waitFor(async () => (await ctx.file(id))?.status === 'indexed', 'indexing to resume', 60_000);
       t.equal(ctx.app.indexer.status().waiting, null);
       t.equal((await ctx.search('smoke bees')).length, 1, 'indexed once');
     },
