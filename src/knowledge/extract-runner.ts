@@ -11,6 +11,30 @@ import { DEADLINE_ENV, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcom
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** The extractor's own deadline comes this long after the one this process enforces. */
 const DEADLINE_MARGIN_MS = 5000;
+/**
+ * Where the extractor's CPU time can be read (Linux), `timeoutMs` is processing time: on a busy
+ * machine a niced extractor may wait minutes for the CPU, and a file must not fail for that.
+ * Wall time then only stops an extractor that waits on nothing: this many times the budget, and
+ * 10 minutes at least.
+ */
+const WALL_FACTOR = 10;
+const WALL_MIN_MS = 600_000;
+const CPU_POLL_MS = 250;
+/** Linux's clock ticks per second (sysconf(_SC_CLK_TCK)), the unit of /proc/<pid>/stat's times. */
+const CLOCK_TICKS = 100;
+
+/** A process's CPU time so far (user + system) in ms, from /proc; null where that cannot be read. */
+function cpuMsOf(pid: number | undefined): number | null {
+  if (pid === undefined || process.platform !== 'linux') return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // Fields after the parenthesised name, from the 3rd (state): utime is the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
 
 /** The V8 heap's share of the extractor's memory; buffers and native memory get the rest. */
 const EXTRACTOR_HEAP_MB = 1024;
@@ -48,13 +72,13 @@ const SETPRIV = process.platform === 'linux' ? (['/usr/bin/setpriv', '/bin/setpr
  * backstop for a parse that never returns. The pid stays the extractor's own (exec), and on
  * Linux setpriv asks the kernel to SIGKILL it when this process dies.
  */
-function startExtractor(timeoutMs: number, memoryMb: number): ChildProcess {
+function startExtractor(timeoutMs: number, deadlineMs: number, memoryMb: number): ChildProcess {
   const node = [...process.execArgv, `--max-old-space-size=${Math.min(EXTRACTOR_HEAP_MB, Math.max(64, memoryMb - 256))}`, EXTRACTOR_PATH];
   const options = {
     serialization: 'advanced' as const,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'] as ('ignore' | 'inherit' | 'ipc')[],
     // Who its parent is, and its deadline from its start: it checks both before loading anything slow.
-    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid), [DEADLINE_ENV]: String(timeoutMs + DEADLINE_MARGIN_MS) },
+    env: { ...process.env, [PARENT_PID_ENV]: String(process.pid), [DEADLINE_ENV]: String(deadlineMs) },
   };
   if (!SHELL) return spawn(process.execPath, node, options);
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 10;
@@ -86,13 +110,17 @@ export async function runExtractor(
 ): Promise<{ chunks: string[]; peakMemoryMb?: number }> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ExtractionError('Extraction cancelled'));
-    const job: ExtractionJob = { filePath, ext, fileName, maxTextBytes, deadlineMs: timeoutMs + DEADLINE_MARGIN_MS };
-    const child = startExtractor(timeoutMs, memoryMb);
+    // Processing time where it can be read (see WALL_FACTOR), else wall time.
+    const byCpu = process.platform === 'linux' && fs.existsSync('/proc/self/stat');
+    const wallMs = byCpu ? Math.max(timeoutMs * WALL_FACTOR, WALL_MIN_MS) : timeoutMs;
+    const job: ExtractionJob = { filePath, ext, fileName, maxTextBytes, deadlineMs: wallMs + DEADLINE_MARGIN_MS };
+    const child = startExtractor(timeoutMs, wallMs + DEADLINE_MARGIN_MS, memoryMb);
     let settled = false;
     const settle = (finish: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(cpuWatch);
       // The signal outlives this extraction (it is the indexer's shutdown): leave it clean.
       signal?.removeEventListener('abort', cancel);
       child.kill('SIGKILL');
@@ -102,7 +130,13 @@ export async function runExtractor(
       settle(() => reject(Object.assign(new ExtractionError(message, { cause }), { peakMemoryMb })));
     const cancel = () => fail('Extraction cancelled');
 
-    const timer = setTimeout(() => fail(`Extraction took longer than ${timeoutMs / 1000} s`), timeoutMs);
+    const timer = setTimeout(() => fail(`Extraction took longer than ${wallMs / 1000} s`), wallMs);
+    const cpuWatch = byCpu
+      ? setInterval(() => {
+          const used = cpuMsOf(child.pid);
+          if (used !== null && used > timeoutMs) fail(`Extraction took more than ${timeoutMs / 1000} s of processing time`);
+        }, Math.min(CPU_POLL_MS, Math.max(1, timeoutMs)))
+      : undefined;
     signal?.addEventListener('abort', cancel, { once: true });
     child.once('message', (outcome: ExtractionOutcome) =>
       outcome.ok ? settle(() => resolve({ chunks: outcome.chunks, peakMemoryMb: outcome.peakMemoryMb })) : fail(outcome.message, undefined, outcome.peakMemoryMb),

@@ -112,3 +112,18 @@ t.test('an extractor whose parent is already gone when it starts ends at once, b
   const [code, signal] = await once(child, 'exit');
   t.same({ code, signal }, { code: 70, signal: null }, 'it exits as an orphan');
 });
+
+t.test('the time budget is processing time: an extractor kept off the CPU past it still finishes', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const dir = t.testdir();
+  const file = writeTemp(dir, 'notes.md', '# Notes\n\nThe quick brown fox jumps over the lazy dog.\n');
+  // 8 s of processing time: the extractor's start through the test's TypeScript loader takes a few.
+  const extraction = runExtractor(file, 'md', 'notes.md', { timeoutMs: 8000 });
+  // A busy machine, at its worst: the extractor gets no CPU at all for longer than its budget.
+  const [extractor] = await waitFor(() => extractorsOf(process.pid).length && extractorsOf(process.pid), 'the extractor to start');
+  process.kill(extractor!, 'SIGSTOP');
+  t.teardown(() => void (alive(extractor!) && process.kill(extractor!, 'SIGKILL')));
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  process.kill(extractor!, 'SIGCONT');
+  const { chunks } = await extraction;
+  t.match(chunks.join('\n'), 'quick brown fox', 'extracted once it ran');
+});
