@@ -68,10 +68,22 @@ async function main(config: Config) {
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  const onTerm = () => shutdown('SIGTERM');
+  const onInt = () => shutdown('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
 
-  await server.listen({ port: config.port, host: config.host });
+  try {
+    await server.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The start failed (a port taken, the database gone as the first site was written): this
+    // server is closed whole, so that a retry (see start) begins from nothing.
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+    await server.close().catch(() => {});
+    unlock();
+    throw error;
+  }
 }
 
 /** One start, in full: retried while what it needs cannot be reached yet, up to STARTUP_WAIT_SECONDS. */
