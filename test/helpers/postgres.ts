@@ -274,6 +274,12 @@ export async function restartPostgres(): Promise<void> {
 /** The service's connection to `url` (a small pool unless told), closed when the test ends. */
 export async function openTestPostgres(t: Teardown, url: string, options: PostgresOptions = { poolMax: 4 }): Promise<PostgresHandle> {
   const handle = await openPostgres(url, options);
-  t.teardown(() => handle.close());
+  // tap reports a teardown's error without its message: say it (seen once, after a restart of the test PostgreSQL under load).
+  t.teardown(() =>
+    handle.close().catch((error: unknown) => {
+      console.error('teardown: closing the PostgreSQL connections failed:', error);
+      throw error;
+    }),
+  );
   return handle;
 }

@@ -207,7 +207,12 @@ postgresTests(() => {
       if (row.id === slow.id) await gate;
       return row.payload.text;
     }, realTime);
-    t.teardown(() => loop.stop());
+    t.teardown(() =>
+      loop.stop().catch((error: unknown) => {
+        console.error('teardown: stopping the loop failed:', error);
+        throw error;
+      }),
+    );
     loop.start();
     await waitFor(async () => (await s.job(slow.id)).status === 'running', 'the first job to run');
 
