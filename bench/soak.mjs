@@ -69,6 +69,8 @@ const SETUPS = SETUP === 'both' ? ['sqlite', 'postgres'] : [SETUP];
 const USERS = Math.max(1, Number(process.env.SOAK_USERS) || 4);
 const RUN_MS = MINUTES * 60_000;
 const OUTAGE_MS = MINUTES < 10 ? 15_000 : 25_000;
+// SQLite's DATA_DIR holds an hour's uploads, images and posts (~160 MB in 58 min filled 192 MB): room scales with the run.
+const TMPFS_MB = Math.max(192, MINUTES * 12);
 const SAMPLE_MS = 5000;
 const WINDOW_MS = MINUTES >= 15 ? 5 * 60_000 : 60_000;
 const DRAIN_MS = 150_000;
@@ -259,7 +261,7 @@ async function runSetup(kind) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'blog-soak-sqlite-'));
     let mounted = false;
     try {
-      await run('mount', ['-t', 'tmpfs', '-o', 'size=192m', 'tmpfs', dir]);
+      await run('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MB}m`, 'tmpfs', dir]);
       mounted = true;
       fullDisk = { dir };
     } catch (error) {
