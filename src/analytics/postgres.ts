@@ -1,8 +1,9 @@
-import { and, desc, eq, gte, inArray, like, lt, lte, not, sql, type AnyColumn } from 'drizzle-orm';
+import { eq, lt, lte, type SQL } from 'drizzle-orm';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
-import { ADDED, PATH_PAGES, type AnalyticsPort } from './port.js';
+import { ADDED, type AnalyticsPort, type DayCount, type PageCount, type PostCount, type ReferrerCount } from './port.js';
+import * as statements from './statements.js';
 
 /** Rows per statement: a flush of many views is a few statements, each well under PostgreSQL's 65,535 parameters. */
 const CHUNK = 1000;
@@ -13,8 +14,11 @@ async function inChunks<T, R>(rows: T[], write: (chunk: T[]) => Promise<R[]>): P
   return answers;
 }
 
-const inRange = (column: AnyColumn, from: string, to: string) => and(gte(column, from), lte(column, to));
-const sum = (column: AnyColumn) => sql<number>`cast(coalesce(sum(${column}), 0) as integer)`;
+const tables = { days: analyticsDays, pages: analyticsPages, referrers: analyticsReferrers, posts };
+
+async function rowsOf<Row>(tx: PgExecutor, statement: SQL): Promise<Row[]> {
+  return (await tx.execute(statement)).rows as Row[];
+}
 
 /** The analytics port on PostgreSQL. */
 export const postgresAnalytics: AsyncAdapter<AnalyticsPort, PgExecutor> = {
@@ -55,49 +59,12 @@ export const postgresAnalytics: AsyncAdapter<AnalyticsPort, PgExecutor> = {
         .onConflictDoUpdate({ target: [analyticsReferrers.siteId, analyticsReferrers.day, analyticsReferrers.referrer], set: ADDED.referrers });
       return [];
     })),
-  siteDays: (tx, siteId, from, to) =>
-    tx
-      .select({ day: analyticsDays.day, views: analyticsDays.views, visitors: analyticsDays.visitors })
-      .from(analyticsDays)
-      .where(and(eq(analyticsDays.siteId, siteId), inRange(analyticsDays.day, from, to)))
-      .orderBy(analyticsDays.day),
-  pageDays: (tx, siteId, page, from, to) =>
-    tx
-      .select({ day: analyticsPages.day, views: analyticsPages.views, visitors: analyticsPages.visitors })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), eq(analyticsPages.page, page), inRange(analyticsPages.day, from, to)))
-      .orderBy(analyticsPages.day),
-  topPosts: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors), title: posts.title, slug: posts.slug })
-      .from(analyticsPages)
-      .leftJoin(posts, and(eq(posts.id, analyticsPages.page), eq(posts.siteId, analyticsPages.siteId)))
-      .where(and(eq(analyticsPages.siteId, siteId), inRange(analyticsPages.day, from, to), not(like(analyticsPages.page, PATH_PAGES))))
-      .groupBy(analyticsPages.page, posts.title, posts.slug)
-      .orderBy(desc(sum(analyticsPages.views)), analyticsPages.page)
-      .limit(limit),
-  topPaths: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors) })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), inRange(analyticsPages.day, from, to), like(analyticsPages.page, PATH_PAGES)))
-      .groupBy(analyticsPages.page)
-      .orderBy(desc(sum(analyticsPages.views)), analyticsPages.page)
-      .limit(limit),
-  topReferrers: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ referrer: analyticsReferrers.referrer, views: sum(analyticsReferrers.views) })
-      .from(analyticsReferrers)
-      .where(and(eq(analyticsReferrers.siteId, siteId), inRange(analyticsReferrers.day, from, to)))
-      .groupBy(analyticsReferrers.referrer)
-      .orderBy(desc(sum(analyticsReferrers.views)), analyticsReferrers.referrer)
-      .limit(limit),
-  pageTotals: (tx, siteId, pages, from, to) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors) })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), inArray(analyticsPages.page, pages), inRange(analyticsPages.day, from, to)))
-      .groupBy(analyticsPages.page),
+  siteDays: (tx, siteId, from, to) => rowsOf<DayCount>(tx, statements.siteDays(tables, siteId, from, to)),
+  pageDays: (tx, siteId, page, from, to) => rowsOf<DayCount>(tx, statements.pageDays(tables, siteId, page, from, to)),
+  topPosts: (tx, siteId, from, to, limit) => rowsOf<PostCount>(tx, statements.topPosts(tables, siteId, from, to, limit)),
+  topPaths: (tx, siteId, from, to, limit) => rowsOf<PageCount>(tx, statements.topPaths(tables, siteId, from, to, limit)),
+  topReferrers: (tx, siteId, from, to, limit) => rowsOf<ReferrerCount>(tx, statements.topReferrers(tables, siteId, from, to, limit)),
+  pageTotals: (tx, siteId, pages, from, to) => rowsOf<PageCount>(tx, statements.pageTotals(tables, siteId, pages, from, to)),
   forgetVisitors: async (tx, day) => {
     await tx.delete(analyticsSalts).where(lte(analyticsSalts.day, day));
     return (await tx.delete(analyticsVisitors).where(lte(analyticsVisitors.day, day))).rowCount ?? 0;

@@ -1,8 +1,9 @@
-import { and, desc, eq, gte, inArray, lt, lte, not, like, sql, type AnyColumn } from 'drizzle-orm';
+import { eq, lt, lte, sql } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
-import { ADDED, PATH_PAGES, type AnalyticsPort } from './port.js';
+import { ADDED, type AnalyticsPort, type DayCount, type PageCount, type PostCount, type ReferrerCount } from './port.js';
+import * as statements from './statements.js';
 
 const p = (name: string) => sql.placeholder(name);
 
@@ -36,8 +37,7 @@ const addReferrer = (db: Executor) =>
     .onConflictDoUpdate({ target: [analyticsReferrers.siteId, analyticsReferrers.day, analyticsReferrers.referrer], set: ADDED.referrers })
     .prepare();
 
-const inRange = (column: AnyColumn, from: string, to: string) => and(gte(column, from), lte(column, to));
-const sum = (column: AnyColumn) => sql<number>`cast(coalesce(sum(${column}), 0) as integer)`;
+const tables = { days: analyticsDays, pages: analyticsPages, referrers: analyticsReferrers, posts };
 
 /** The analytics port on SQLite. */
 export const sqliteAnalytics: SyncAdapter<AnalyticsPort, Executor> = {
@@ -49,55 +49,12 @@ export const sqliteAnalytics: SyncAdapter<AnalyticsPort, Executor> = {
   addDays: (tx, rows) => rows.forEach(({ siteId, day, views, visitors }) => prepared(tx, addDay).run({ siteId, day, views, visitors })),
   addPages: (tx, rows) => rows.forEach((row) => prepared(tx, addPage).run({ ...row })),
   addReferrers: (tx, rows) => rows.forEach((row) => prepared(tx, addReferrer).run({ ...row })),
-  siteDays: (tx, siteId, from, to) =>
-    tx
-      .select({ day: analyticsDays.day, views: analyticsDays.views, visitors: analyticsDays.visitors })
-      .from(analyticsDays)
-      .where(and(eq(analyticsDays.siteId, siteId), inRange(analyticsDays.day, from, to)))
-      .orderBy(analyticsDays.day)
-      .all(),
-  pageDays: (tx, siteId, page, from, to) =>
-    tx
-      .select({ day: analyticsPages.day, views: analyticsPages.views, visitors: analyticsPages.visitors })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), eq(analyticsPages.page, page), inRange(analyticsPages.day, from, to)))
-      .orderBy(analyticsPages.day)
-      .all(),
-  topPosts: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors), title: posts.title, slug: posts.slug })
-      .from(analyticsPages)
-      .leftJoin(posts, and(eq(posts.id, analyticsPages.page), eq(posts.siteId, analyticsPages.siteId)))
-      .where(and(eq(analyticsPages.siteId, siteId), inRange(analyticsPages.day, from, to), not(like(analyticsPages.page, PATH_PAGES))))
-      .groupBy(analyticsPages.page, posts.title, posts.slug)
-      .orderBy(desc(sum(analyticsPages.views)), analyticsPages.page)
-      .limit(limit)
-      .all(),
-  topPaths: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors) })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), inRange(analyticsPages.day, from, to), like(analyticsPages.page, PATH_PAGES)))
-      .groupBy(analyticsPages.page)
-      .orderBy(desc(sum(analyticsPages.views)), analyticsPages.page)
-      .limit(limit)
-      .all(),
-  topReferrers: (tx, siteId, from, to, limit) =>
-    tx
-      .select({ referrer: analyticsReferrers.referrer, views: sum(analyticsReferrers.views) })
-      .from(analyticsReferrers)
-      .where(and(eq(analyticsReferrers.siteId, siteId), inRange(analyticsReferrers.day, from, to)))
-      .groupBy(analyticsReferrers.referrer)
-      .orderBy(desc(sum(analyticsReferrers.views)), analyticsReferrers.referrer)
-      .limit(limit)
-      .all(),
-  pageTotals: (tx, siteId, pages, from, to) =>
-    tx
-      .select({ page: analyticsPages.page, views: sum(analyticsPages.views), visitors: sum(analyticsPages.visitors) })
-      .from(analyticsPages)
-      .where(and(eq(analyticsPages.siteId, siteId), inArray(analyticsPages.page, pages), inRange(analyticsPages.day, from, to)))
-      .groupBy(analyticsPages.page)
-      .all(),
+  siteDays: (tx, siteId, from, to) => tx.all<DayCount>(statements.siteDays(tables, siteId, from, to)),
+  pageDays: (tx, siteId, page, from, to) => tx.all<DayCount>(statements.pageDays(tables, siteId, page, from, to)),
+  topPosts: (tx, siteId, from, to, limit) => tx.all<PostCount>(statements.topPosts(tables, siteId, from, to, limit)),
+  topPaths: (tx, siteId, from, to, limit) => tx.all<PageCount>(statements.topPaths(tables, siteId, from, to, limit)),
+  topReferrers: (tx, siteId, from, to, limit) => tx.all<ReferrerCount>(statements.topReferrers(tables, siteId, from, to, limit)),
+  pageTotals: (tx, siteId, pages, from, to) => tx.all<PageCount>(statements.pageTotals(tables, siteId, pages, from, to)),
   forgetVisitors: (tx, day) => {
     tx.delete(analyticsSalts).where(lte(analyticsSalts.day, day)).run();
     return tx.delete(analyticsVisitors).where(lte(analyticsVisitors.day, day)).run().changes;
