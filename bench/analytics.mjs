@@ -8,10 +8,8 @@
 // Targets (from the issue): counting >= 0.9x the req/s of not counting, p99 <= 1.2x.
 // Afterwards the counting server's stats must hold its views (none lost, bots aside: none here).
 
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
 import {
-  DIST_DIR, cannon, cpuSeconds, makeApiKey, median, pollUntil, printResult, printTable, request, round, runBench, startServer, tempDir, verdict,
+  buildApp, cannon, cpuSeconds, makeApiKey, median, pollUntil, printResult, printTable, request, round, runBench, startServer, tempDir, verdict,
 } from './lib.mjs';
 
 const POSTS = 200;
@@ -23,14 +21,8 @@ const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefo
 
 /** A data folder with its site and POSTS published posts (made through the API, in this process). */
 async function initSite(dataDir, apiKey) {
-  const { default: Fastify } = await import('fastify');
-  const { default: blogApp, serverOptions } = await import(pathToFileURL(path.join(DIST_DIR, 'src/app.js')).href);
-  const { loadConfig } = await import(pathToFileURL(path.join(DIST_DIR, 'src/config.js')).href);
-  const config = loadConfig({ LOG_LEVEL: 'silent', GENERATOR: 'builtin', DATA_DIR: dataDir, BOOTSTRAP_API_KEY: apiKey, SITE_NAME: 'Bench Site' });
-  const app = Fastify(serverOptions(config, false));
+  const { app, close } = await buildApp(dataDir, { env: { BOOTSTRAP_API_KEY: apiKey, SITE_NAME: 'Bench Site' } });
   try {
-    await app.register(blogApp, { config, bootstrap: { onKey() {} }, jobs: { autoStart: false } });
-    await app.ready();
     const headers = { authorization: `Bearer ${apiKey}` };
     const slugs = [];
     for (let i = 0; i < POSTS; i++) {
@@ -42,7 +34,7 @@ async function initSite(dataDir, apiKey) {
     const site = (await app.inject({ method: 'GET', url: '/api/v1/site', headers })).json().data.site;
     return { handle: site.handle, slug: slugs[POSTS >> 1] };
   } finally {
-    await app.close();
+    await close();
   }
 }
 

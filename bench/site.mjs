@@ -20,10 +20,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import {
-  DIST_DIR, cannon, cpuSeconds, makeApiKey, printResult, printTable, ratio, request, round, rssMb, runBench, startServer, tempDir,
+  buildApp, cannon, cpuSeconds, makeApiKey, printResult, printTable, ratio, recountPosts, request, round, rssMb, runBench, startServer, tempDir,
   textGenerator, verdict,
 } from './lib.mjs';
 
@@ -46,21 +45,15 @@ const median = (values) => {
  * Returns the site's id and handle; the app is closed before returning.
  */
 async function initSite(dataDir, apiKey) {
-  const { default: Fastify } = await import('fastify');
-  const { default: blogApp, serverOptions } = await import(pathToFileURL(path.join(DIST_DIR, 'src/app.js')).href);
-  const { loadConfig } = await import(pathToFileURL(path.join(DIST_DIR, 'src/config.js')).href);
-  const config = loadConfig({ LOG_LEVEL: 'silent', GENERATOR: 'builtin', DATA_DIR: dataDir, BOOTSTRAP_API_KEY: apiKey, SITE_NAME: 'Bench Site' });
-  const app = Fastify(serverOptions(config, false));
+  const { app, close } = await buildApp(dataDir, { env: { BOOTSTRAP_API_KEY: apiKey, SITE_NAME: 'Bench Site' } });
   try {
-    await app.register(blogApp, { config, bootstrap: { onKey() {} }, jobs: { autoStart: false } });
-    await app.ready();
     const headers = { authorization: `Bearer ${apiKey}` };
     const patched = await app.inject({ method: 'PATCH', url: '/api/v1/site', headers, payload: { description: SITE_DESCRIPTION } });
     if (patched.statusCode !== 200) throw new Error(`PATCH /api/v1/site: ${patched.statusCode} ${patched.body.slice(0, 300)}`);
     const { site } = patched.json().data;
     return { siteId: site.id, handle: site.handle };
   } finally {
-    await app.close();
+    await close();
   }
 }
 
@@ -74,8 +67,8 @@ const CATEGORIES = ['Technology', 'Food & Drink', 'Travel', 'Business', 'Science
 /**
  * Inserts `count` published public posts of about 800 characters of Markdown (a subheading,
  * paragraphs with emphasis, code and a link, a short list) in one transaction, straight into
- * the posts table (html and reading_time left null, as the API leaves them). Nothing else
- * changes: the site's content version stays as it was. Returns [{ id, slug }], oldest first.
+ * the posts table (html and reading_time left null, as the API leaves them), then recounts the
+ * site's posts (recountPosts). The site's content version stays as it was. Returns [{ id, slug }], oldest first.
  */
 function seedPosts(dbFile, siteId, count) {
   const gen = textGenerator(23, 3000);
@@ -106,6 +99,8 @@ function seedPosts(dbFile, siteId, count) {
         posts.push({ id, slug, contentChars: content.length });
       }
     })();
+    // The service keeps per-site counts on its writes; these inserts bypassed it.
+    recountPosts(sqlite);
     return posts;
   } finally {
     sqlite.close();
