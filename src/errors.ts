@@ -70,6 +70,18 @@ const codeOf = (error: unknown): string | undefined => {
   return typeof code === 'string' ? code : undefined;
 };
 
+/** The error and the errors it wraps (`cause`, as Drizzle wraps the driver's), the outermost first. */
+function* causeChain(error: unknown): Generator<object> {
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) yield e;
+}
+
+/** True when the error, or one it wraps, carries a code `matches` accepts. */
+const hasCode = (error: unknown, matches: (code: string) => boolean): boolean =>
+  [...causeChain(error)].some((e) => {
+    const code = codeOf(e);
+    return code !== undefined && matches(code);
+  });
+
 // SQLite's SQLITE_FULL (also what it answers when a write needs a page it cannot get), the file
 // system's, and PostgreSQL's disk_full (53100: its server's disk, told through the driver).
 const STORAGE_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT', '53100']);
@@ -79,13 +91,10 @@ const STORAGE_FULL = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT', '53100']);
  * driver's error may sit in a wrapper's `cause`). Never the caller's fault, and never a reason
  * to end the process: work waits until space is back.
  */
-export function isStorageFull(error: unknown): boolean {
-  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = codeOf(e);
-    if (code !== undefined && STORAGE_FULL.has(code)) return true;
-  }
-  return false;
-}
+export const isStorageFull = (error: unknown): boolean => hasCode(error, (code) => STORAGE_FULL.has(code));
+
+/** PostgreSQL refused a write because it takes none (25006 read_only_sql_transaction: a hot standby, or default_transaction_read_only). */
+export const isReadOnlyDatabase = (error: unknown): boolean => hasCode(error, (code) => code === '25006');
 
 /** Another connection holds a lock the statement needed past its short busy timeout (SQLITE_BUSY*, SQLITE_LOCKED*). */
 export function isDatabaseBusy(error: unknown): boolean {

@@ -16,36 +16,6 @@ async function main(config: Config) {
   // PostgreSQL several instances share the database by design: tasks come back by lease expiry.
   const unlock = config.database.kind === 'sqlite' ? lockDataDir(config.dataDir) : () => {};
   const server = Fastify(serverOptions(config));
-  try {
-    await server.register(app, {
-      config,
-      bootstrap: {
-        when: 'listen',
-        onKey(siteId, key) {
-          // Printed once: only the hash is stored, so this is the one chance to copy it.
-          process.stdout.write(
-            `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
-              'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
-              '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
-          );
-        },
-        onOwnerSetup(email, token) {
-          // The token rides in the URL's fragment, which browsers never send: no access log holds it.
-          process.stdout.write(
-            `Owner account ${email} (ADMIN_EMAIL): set its password within 24 hours, once, at\n\n  ${setupUrl(serviceBaseUrl(config), token)}\n\n` +
-              'Lost it? blog-admin user reset-password --email ' + email + '\n\n',
-          );
-        },
-      },
-    });
-    await server.ready(); // plugins' start-up errors surface here, not at register
-  } catch (error) {
-    // What did start (pools, the store's client, timers) closes, so that a later try starts clean.
-    await server.close().catch(() => {});
-    unlock();
-    throw error;
-  }
-
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -70,14 +40,37 @@ async function main(config: Config) {
   };
   const onTerm = () => shutdown('SIGTERM');
   const onInt = () => shutdown('SIGINT');
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onInt);
 
   try {
+    await server.register(app, {
+      config,
+      bootstrap: {
+        when: 'listen',
+        onKey(siteId, key) {
+          // Printed once: only the hash is stored, so this is the one chance to copy it.
+          process.stdout.write(
+            `\nCreated site "${config.siteName}" (${siteId}).\nIts API key, shown only this once:\n\n  ${key}\n\n` +
+              'Use it as "Authorization: Bearer <key>". Manage sites and keys with: blog-admin site list\n' +
+              '(npx blog-admin in a clone, docker exec <container> blog-admin in the image)\n\n',
+          );
+        },
+        onOwnerSetup(email, token) {
+          // The token rides in the URL's fragment, which browsers never send: no access log holds it.
+          process.stdout.write(
+            `Owner account ${email} (ADMIN_EMAIL): set its password within 24 hours, once, at\n\n  ${setupUrl(serviceBaseUrl(config), token)}\n\n` +
+              'Lost it? blog-admin user reset-password --email ' + email + '\n\n',
+          );
+        },
+      },
+    });
+    await server.ready(); // plugins' start-up errors surface here, not at register
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
     await server.listen({ port: config.port, host: config.host });
   } catch (error) {
-    // The start failed (a port taken, the database gone as the first site was written): this
-    // server is closed whole, so that a retry (see start) begins from nothing.
+    // The start failed (the database or the store away, a port taken): what did start (pools,
+    // the store's client, timers, the signal handlers) closes, so that a retry (see start)
+    // begins from nothing.
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     await server.close().catch(() => {});

@@ -75,12 +75,6 @@ export function preparedQuery<R extends Record<string, unknown>>(db: PgExecutor,
   return namedQuery<R>(db, name, text, params);
 }
 
-/** PostgreSQL refused a write because it takes none (read_only_sql_transaction: a hot standby, or default_transaction_read_only). */
-export function isReadOnlyDatabase(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = e.cause) if ((e as { code?: unknown }).code === '25006') return true;
-  return false;
-}
-
 /** PostgreSQL's error for a duplicate key reported by `constraint` (Drizzle wraps it in `cause`). */
 export function isUniqueViolation(error: unknown, constraint: string): boolean {
   for (let e = error; e instanceof Error; e = e.cause) {

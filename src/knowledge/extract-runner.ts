@@ -23,9 +23,12 @@ const CPU_POLL_MS = 250;
 /** Linux's clock ticks per second (sysconf(_SC_CLK_TCK)), the unit of /proc/<pid>/stat's times. */
 const CLOCK_TICKS = 100;
 
+/** Whether a process's CPU time can be read here (Linux's /proc): looked at once. */
+const CPU_TIME_READABLE = process.platform === 'linux' && fs.existsSync('/proc/self/stat');
+
 /** A process's CPU time so far (user + system) in ms, from /proc; null where that cannot be read. */
 function cpuMsOf(pid: number | undefined): number | null {
-  if (pid === undefined || process.platform !== 'linux') return null;
+  if (pid === undefined || !CPU_TIME_READABLE) return null;
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
     // Fields after the parenthesised name, from the 3rd (state): utime is the 14th, stime the 15th.
@@ -111,8 +114,7 @@ export async function runExtractor(
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new ExtractionError('Extraction cancelled'));
     // Processing time where it can be read (see WALL_FACTOR), else wall time.
-    const byCpu = process.platform === 'linux' && fs.existsSync('/proc/self/stat');
-    const wallMs = byCpu ? Math.max(timeoutMs * WALL_FACTOR, WALL_MIN_MS) : timeoutMs;
+    const wallMs = CPU_TIME_READABLE ? Math.max(timeoutMs * WALL_FACTOR, WALL_MIN_MS) : timeoutMs;
     const job: ExtractionJob = { filePath, ext, fileName, maxTextBytes, deadlineMs: wallMs + DEADLINE_MARGIN_MS };
     const child = startExtractor(timeoutMs, wallMs + DEADLINE_MARGIN_MS, memoryMb);
     let settled = false;
@@ -131,7 +133,7 @@ export async function runExtractor(
     const cancel = () => fail('Extraction cancelled');
 
     const timer = setTimeout(() => fail(`Extraction took longer than ${wallMs / 1000} s`), wallMs);
-    const cpuWatch = byCpu
+    const cpuWatch = CPU_TIME_READABLE
       ? setInterval(() => {
           const used = cpuMsOf(child.pid);
           if (used !== null && used > timeoutMs) fail(`Extraction took more than ${timeoutMs / 1000} s of processing time`);

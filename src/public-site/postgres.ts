@@ -1,8 +1,8 @@
 import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { postSlugRedirects, posts } from '../db/pg-schema.js';
-import { isReadOnlyDatabase, type PgExecutor } from '../db/postgres.js';
+import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
-import { isStorageFull } from '../errors.js';
+import { isReadOnlyDatabase, isStorageFull } from '../errors.js';
 import type { PublicSitePort, Topic } from './port.js';
 
 const published = eq(posts.isDraft, false);
