@@ -123,6 +123,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * The database takes no write for now (a full disk, a lock held by another program, a read-only
+ * standby), though reads go on: what only saves later work (a page's rendered HTML) is skipped.
+ */
+export const writesRefusedForNow = (error: unknown): boolean => isStorageFull(error) || isDatabaseBusy(error) || isReadOnlyDatabase(error);
+
 /** A condition of the machine, not of the work: retrying later succeeds once it passes. */
 export const isTransientStorageError = (error: unknown) => isStorageFull(error) || isDatabaseBusy(error) || isDatabaseUnavailable(error);
 

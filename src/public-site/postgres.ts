@@ -2,7 +2,7 @@ import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { postSlugRedirects, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
-import { isReadOnlyDatabase, isStorageFull } from '../errors.js';
+import { writesRefusedForNow } from '../errors.js';
 import type { PublicSitePort, Topic } from './port.js';
 
 const published = eq(posts.isDraft, false);
@@ -42,9 +42,8 @@ export const postgresPublicSite: AsyncAdapter<PublicSitePort, PgExecutor> = {
       .from(posts)
       .where(and(eq(posts.siteId, siteId), listed))
       .orderBy(desc(posts.publishedAt)),
-  // As on SQLite: keeping the HTML only saves the next reader the rendering, so a database out
-  // of disk, or one that takes no writes (a read-only standby, 25006), still serves the page.
-  // A read runs on the pool, outside any transaction: the failed statement spoils nothing.
+  // As on SQLite (writesRefusedForNow). A read runs on the pool, outside any transaction: the
+  // failed statement spoils nothing.
   keepRendered: async (tx, row, html, readingTime) => {
     try {
       await tx
@@ -52,7 +51,7 @@ export const postgresPublicSite: AsyncAdapter<PublicSitePort, PgExecutor> = {
         .set({ html, readingTime })
         .where(and(eq(posts.id, row.id), eq(posts.updatedAt, row.updatedAt), or(isNull(posts.html), isNull(posts.readingTime))));
     } catch (error) {
-      if (!isStorageFull(error) && !isReadOnlyDatabase(error)) throw error;
+      if (!writesRefusedForNow(error)) throw error;
     }
   },
 };

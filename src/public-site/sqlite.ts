@@ -1,6 +1,6 @@
 import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
-import { isDatabaseBusy, isStorageFull } from '../errors.js';
+import { writesRefusedForNow } from '../errors.js';
 import { postSlugRedirects, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { PublicSitePort, Topic } from './port.js';
@@ -74,13 +74,13 @@ export const sqlitePublicSite: SyncAdapter<PublicSitePort, Executor> = {
   published: (tx, siteId, slug) => prepared(tx, selectPublished).get({ siteId, slug }),
   movedTo: (tx, siteId, slug) => prepared(tx, selectMovedTo).get({ siteId, slug })?.slug,
   sitemap: (tx, siteId) => prepared(tx, selectSitemap).all({ siteId }),
-  // Keeping the HTML saves the next reader the rendering, nothing more: a full disk or a database
-  // another program holds locked must not turn a page view into a 507 or a 503 (reads go on).
+  // Keeping the HTML saves the next reader the rendering, nothing more: a database that takes no
+  // write for now (writesRefusedForNow) must not turn a page view into a 507 or a 503.
   keepRendered: (tx, row, html, readingTime) => {
     try {
       prepared(tx, updateRendered).run({ id: row.id, updatedAt: row.updatedAt.getTime(), html, readingTime });
     } catch (error) {
-      if (!isStorageFull(error) && !isDatabaseBusy(error)) throw error;
+      if (!writesRefusedForNow(error)) throw error;
     }
   },
 };
