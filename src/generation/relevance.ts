@@ -32,6 +32,8 @@ export const SCORE_FLOOR = 0.2;
 export const STRUCTURE_FLOOR = 0.5;
 /** ...or whose passages together name this share of it, is about the topic. */
 export const DOCUMENT_FLOOR = 0.75;
+/** A document whose title and headings name this share of the topic is about it, its head word named or not. */
+export const STRUCTURE_NAMES_TOPIC = 0.6;
 /** Sentences that must name the topic's head noun when no title or heading does. */
 export const HEAD_MENTIONS = 2;
 /** Passages naming some of the topic that make a document about it, when they cover SEVERAL_FLOOR of it together. */
@@ -469,7 +471,7 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     fileName: first.fileName,
     relevant: false,
     head: headNamed(profile, all, structure),
-    headInStructure: headNamed(profile, structure, structure) !== null,
+    headInStructure: headInStructure(profile, structure),
     structure: coverage(profile, structure),
     spread: coverage(profile, all),
     window,
@@ -484,9 +486,16 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   const head = profile.terms.find((term) => term.head);
   const others = profile.terms.filter((term) => term !== head && !term.weak && term.weight >= 1);
   const rest = head && others.length > 0 ? { ...profile, terms: others, alternatives: [], core: null } : null;
-  const named = judgement.head !== null && (rest === null || profile.alternatives.length > 0 || coverage({ ...rest, total: rest.terms.reduce((sum, term) => sum + term.weight, 0) }, all) > 0);
-  // A one-word core ("car" in "buying a used car") is about the topic only where the title or a heading names it.
-  core &&= (profile.core?.terms.length ?? 0) > 1 || judgement.headInStructure;
+  // Named in one sentence only, the head must come with some other word of the topic ("car" in
+  // "the fastest route by car" is not about buying a used car).
+  const besides = head && judgement.head === 'once' ? profile.terms.filter((term) => term !== head) : [];
+  const onceWithMore = besides.length === 0 || coverage({ ...profile, terms: besides, total: besides.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null }, all) > 0;
+  // Titles and headings naming most of the topic make up for its head ("weeknight recipes" for "weeknight dinners").
+  const headOrTitle = judgement.head !== null || judgement.structure >= STRUCTURE_NAMES_TOPIC;
+  const named = headOrTitle && onceWithMore && (rest === null || profile.alternatives.length > 0 || coverage({ ...rest, total: rest.terms.reduce((sum, term) => sum + term.weight, 0) }, all) > 0);
+  // A one-word core ("car" in "buying a used car") is about the topic only where it is prominent:
+  // named by the title or a heading, or in several sentences (or as the subject of a short note).
+  core &&= (profile.core?.terms.length ?? 0) > 1 || judgement.headInStructure || judgement.head === 'itself';
   judgement.core = core;
   // Several passages on the topic make a document about it, even when its head noun is named once.
   const several = document.passages.filter(({ units: passageUnits }) => coverage(profile, passageUnits.flatMap((unit) => [unit, ...unit.trailUnits])) > 0).length >= SEVERAL_PASSAGES;
@@ -511,15 +520,32 @@ function headNamed(profile: TopicProfile, units: readonly MatchUnit[], structure
   if (structure.some((unit) => namesKindOf(unit, head))) return 'kind';
   const body = units.filter((unit) => !unit.structural);
   const mentions = body.filter((unit) => namesItself(unit, head)).length;
-  // In a short text (a note of a few sentences) one mention is prominent.
-  if (mentions >= Math.min(HEAD_MENTIONS, Math.ceil(body.length / 4))) return 'itself';
+  if (mentions >= HEAD_MENTIONS) return 'itself';
+  // In a short text (a note of a few sentences) one mention is prominent, where the word names
+  // the thing itself rather than qualifying another noun ("car camping" is camping).
+  if (mentions === 1 && body.length <= 4 && body.some((unit) => namesItself(unit, head) && namedAsHead(unit, head))) return 'itself';
   // A direct kind of it named in several sentences ("hives" for "beehives") is prominent too.
   if (body.filter((unit) => head.close.some((sequence) => holdsSequence(unit.stems, sequence))).length >= HEAD_MENTIONS) return 'kind';
   for (const alternative of profile.alternatives) {
     const named = alternative.terms.some((term) => term.head) ? headNamed(alternative, units, structure) : null;
     if (named) return named;
   }
-  return mentions > 0 ? 'once' : null;
+  // One sentence naming it or a kind of it ("hives" for "beehives") is a single mention.
+  return mentions > 0 || body.some((unit) => namesKindOf(unit, head)) ? 'once' : null;
+}
+
+/** True when the unit uses the one-word term as a noun of its own, not followed by the noun it qualifies. */
+function namedAsHead(unit: MatchUnit, term: TopicTerm): boolean {
+  if (term.stems.length > 1 || unit.text === undefined) return true;
+  const words = tagWords(unit.text);
+  return words.some((word, i) => stemsOf(word.text)[0] === term.stems[0] && !['NOUN', 'PROPN'].includes(words[i + 1]?.pos ?? ''));
+}
+
+/** True when a title or heading names the topic's head noun, itself or a kind of it (or an alternative's head). */
+function headInStructure(profile: TopicProfile, structure: readonly MatchUnit[]): boolean {
+  const head = profile.terms.find((term) => term.head);
+  if (!head) return true;
+  return structure.some((unit) => names(unit, head)) || profile.alternatives.some((alternative) => alternative.terms.some((term) => term.head) && headInStructure(alternative, structure));
 }
 
 function groupByDocument(all: readonly { passage: Passage; units: AnalysedUnit[] }[]): Map<string, DocumentEvidence> {
@@ -552,12 +578,16 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   // Beside the best document, another is about the topic too only when it names the topic's
   // head prominently (title, heading, two sentences) and scores near the best: a side mention
   // grounds nothing.
-  const relevantFiles = new Set(
+  const relevantFiles = new Map(
     judged
       .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && (judgement.score < 0 || judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR)))
-      .map(({ document }) => document.fileId),
+      .map(({ document, judgement }) => [document.fileId, judgement]),
   );
-  const onTopic = all.filter(({ passage, units }) => relevantFiles.has(passage.fileId) && coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
+  // A passage names some of the topic, or sits in a document whose title and headings name most of it (a recipe row of "weeknight recipes").
+  const onTopic = all.filter(({ passage, units }) => {
+    const judgement = relevantFiles.get(passage.fileId);
+    return judgement !== undefined && (judgement.structure >= STRUCTURE_NAMES_TOPIC || coverage(profile, units.flatMap((unit) => [unit, ...unit.trailUnits])) > 0);
+  });
   // Each relevant document's best passage first, so one long document cannot crowd out another.
   const firsts = onTopic.filter((entry, i) => onTopic.findIndex((other) => other.passage.fileId === entry.passage.fileId) === i);
   const relevant = [...firsts, ...onTopic.filter((entry) => !firsts.includes(entry))];

@@ -22,6 +22,8 @@ const DOCUMENTS = [
   'puppy-training.doc',
   'home-energy-saving.doc',
   'cycling-commute.docx',
+  'beekeeping-calendar.pdf',
+  'weeknight-recipes.csv',
 ];
 
 const CASES: { topic: string; drawn: string[]; notDrawn: string[] }[] = [
@@ -34,14 +36,19 @@ const CASES: { topic: string; drawn: string[]; notDrawn: string[] }[] = [
   // Inflections and derived words: brewers/brewing, cyclists/cycling.
   { topic: 'Commuting cyclists\' winter clothes', drawn: ['cycling-commute.docx'], notDrawn: ['bike-maintenance.pdf'] },
   { topic: 'Composted kitchen scrap', drawn: ['composting-at-home.md'], notDrawn: ['balcony-tomatoes.md'] },
+  { topic: 'Beehives in winter', drawn: ['beekeeping-calendar.pdf'], notDrawn: ['vegetable-seed-catalogue.csv'] },
   // Shapes: a guide, highlights, a numbered list.
   { topic: "A beginner's guide to home brewing", drawn: ['home-brewing-beginners.txt'], notDrawn: ['home-energy-saving.doc'] },
   { topic: 'Orbit Analytics 4.3 release highlights', drawn: ['orbit-analytics-4.3-release.md'], notDrawn: [] },
   { topic: '10 ways to save energy at home', drawn: ['home-energy-saving.doc'], notDrawn: ['composting-at-home.md'] },
+  // A document whose title names most of the topic, though its rows never say "dinner".
+  { topic: 'Weeknight dinners: 20 quick recipes', drawn: ['weeknight-recipes.csv'], notDrawn: ['home-brewing-beginners.txt'] },
   // Generic words only ("home", "guide", "beginner", "tips"): nothing to draw on.
   { topic: 'Home decorating on a small budget', drawn: [], notDrawn: DOCUMENTS },
   { topic: 'A beginner\'s guide to chess openings', drawn: [], notDrawn: DOCUMENTS },
   { topic: 'Tips for your first job interview', drawn: [], notDrawn: DOCUMENTS },
+  // A head word said once in passing ("the fastest route by car"), nothing else of the topic.
+  { topic: 'A guide to buying a used car', drawn: [], notDrawn: DOCUMENTS },
 ];
 
 async function knowledgeBase(t: Test): Promise<TestApp> {
