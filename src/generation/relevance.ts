@@ -210,6 +210,11 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
   if (term.weak) Object.assign(term, { weak: false, weight: Math.max(term.weight, 1) });
 }
 
+/** A profile of some of a topic's terms alone (no alternatives, no core). */
+function termsOnly(terms: TopicTerm[]): TopicProfile {
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null };
+}
+
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
   const main = nounPhrases(tagged, { heading: true }).find((phrase) => !FRAMING.has(phrase.head) || phrase.text.includes(' '));
   if (!main) return null;
@@ -219,7 +224,7 @@ function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): Top
   const core = terms.filter((term) => term.stems.every((stem) => stems.has(stem)));
   const rest = terms.filter((term) => !core.includes(term));
   if (core.length === 0 || rest.some((term) => term.weight > 0.5)) return null;
-  return { terms: core, total: core.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null };
+  return termsOnly(core);
 }
 
 /** Most words capitalised: "Remote Work Tips for New Managers". */
@@ -485,14 +490,14 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // home" is not a camping list's sleeping bags): another of its nouns or modifiers must be named too.
   const head = profile.terms.find((term) => term.head);
   const others = profile.terms.filter((term) => term !== head && !term.weak && term.weight >= 1);
-  const rest = head && others.length > 0 ? { ...profile, terms: others, alternatives: [], core: null } : null;
+  const rest = head && others.length > 0 ? termsOnly(others) : null;
   // Named in one sentence only, the head must come with some other word of the topic ("car" in
   // "the fastest route by car" is not about buying a used car).
   const besides = head && judgement.head === 'once' ? profile.terms.filter((term) => term !== head) : [];
-  const onceWithMore = besides.length === 0 || coverage({ ...profile, terms: besides, total: besides.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null }, all) > 0;
+  const onceWithMore = besides.length === 0 || coverage(termsOnly(besides), all) > 0;
   // Titles and headings naming most of the topic make up for its head ("weeknight recipes" for "weeknight dinners").
   const headOrTitle = judgement.head !== null || judgement.structure >= STRUCTURE_NAMES_TOPIC;
-  const named = headOrTitle && onceWithMore && (rest === null || profile.alternatives.length > 0 || coverage({ ...rest, total: rest.terms.reduce((sum, term) => sum + term.weight, 0) }, all) > 0);
+  const named = headOrTitle && onceWithMore && (rest === null || profile.alternatives.length > 0 || coverage(rest, all) > 0);
   // A one-word core ("car" in "buying a used car") is about the topic only where it is prominent:
   // named by the title or a heading, or in several sentences (or as the subject of a short note).
   core &&= (profile.core?.terms.length ?? 0) > 1 || judgement.headInStructure || judgement.head === 'itself';
