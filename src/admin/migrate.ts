@@ -429,7 +429,8 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
     // One read transaction: every table is read from the same snapshot.
     source.db.run(sql`begin`);
     try {
-      const result = await target.db.transaction(async (tx) => {
+      const opened = target;
+      const result = await opened.transaction(async (tx) => {
         // Nothing else writes these tables until the copy commits (a server starting on the
         // database meanwhile waits, then finds its sites there); readers are not held up.
         const names = COPIED_TABLES.map((copy) => sql.identifier(getTableName(copy.pg)));
@@ -472,7 +473,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
         // As the old server's next start would have: jobs it left running go back to pending
         // (or fail, with no attempt left). Kept running, they would wait for their leases to
         // run out; released, they run as soon as an instance polls.
-        const interruptedJobs = running ? await postgresStepDatabase(tx, postgresAdapters).read(() => releaseSteps({}, Date.now(), null, INTERRUPTED)) : 0;
+        const interruptedJobs = running ? await postgresStepDatabase(opened, postgresAdapters).runIn(tx, releaseSteps({}, Date.now(), null, INTERRUPTED)) : 0;
 
         const present: KnowledgeFileRef[] = [];
         const missing: MissingFile[] = [];

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { PgExecutor } from './postgres.js';
+import type { PgExecutor, PostgresHandle } from './postgres.js';
 import { runAsync, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
 
 let savepoints = 0;
@@ -26,14 +26,14 @@ async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>
  * PostgreSQL answering stores' steps with promises, a write in one READ COMMITTED transaction
  * holding one connection of the pool until it ends.
  */
-export function postgresStepDatabase(db: PgExecutor, adapters: AsyncAdapters<PgExecutor>): StepDatabase & {
+export function postgresStepDatabase({ db, transaction }: Pick<PostgresHandle, 'db' | 'transaction'>, adapters: AsyncAdapters<PgExecutor>): StepDatabase & {
   /** The steps run inside a caller's PostgreSQL transaction (or on the pool). */
   runIn<T>(tx: PgExecutor, steps: Steps<T>): Promise<T>;
 } {
   const runIn = <T>(tx: PgExecutor, steps: Steps<T>) => runAsync(steps, adapters, tx, savepoint);
   return {
     runIn,
-    write: (steps) => db.transaction((tx) => runIn(tx, steps())),
+    write: (steps) => transaction((tx) => runIn(tx, steps())),
     read: (steps) => runIn(db, steps()),
   };
 }

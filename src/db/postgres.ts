@@ -7,22 +7,23 @@ import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
-import * as schema from './pg-schema.js';
 import { maskDatabaseUrl } from './url.js';
 
 export { maskDatabaseUrl };
 
-export type PgDb = NodePgDatabase<typeof schema>;
+export type PgDb = NodePgDatabase;
 
 /**
  * The database or a transaction open on it, as Executor is for SQLite: what a data-layer
  * function takes so that it runs alone or inside a caller's transaction. Unlike SQLite's, these
  * transactions are asynchronous and hold one connection of the pool until they end.
  */
-export type PgExecutor = PgDatabase<NodePgQueryResultHKT, typeof schema>;
+export type PgExecutor = PgDatabase<NodePgQueryResultHKT>;
 
 export interface PostgresHandle {
   db: PgDb;
+  /** Runs `body` in one transaction on one connection of the pool: committed if it succeeds. */
+  transaction<T>(body: (tx: PgExecutor) => Promise<T>): Promise<T>;
   /** Rejects when the database cannot answer. */
   ping(): Promise<void>;
   /** Ends every connection of the pool; calling it again does nothing. */
@@ -153,6 +154,30 @@ async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promi
 }
 
 /**
+ * A transaction on a connection of the pool, which goes back to the pool however the transaction
+ * ends, and broken (so the pool drops it) when even its rollback failed. drizzle's own
+ * transaction() sends BEGIN before its try: a connection that broke between its checkout and its
+ * BEGIN (a server stopping) was never given back, one leaked per outage, and closing the pool
+ * then waited for it forever.
+ */
+export async function inTransaction<T>(pool: pg.Pool, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('begin');
+    // Without a schema: drizzle() reads a schema's relations at every call (about 0.2 ms).
+    const result = await body(drizzle(client));
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch((rollbackError: Error) => (broken = rollbackError));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
  * Opens a pool of connections to the PostgreSQL database at `url` (postgres:// or
  * postgresql://) after applying pending migrations, and answers a handle on it.
  */
@@ -166,12 +191,13 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   // BEGIN and its next query when the server stops) has no listener of the pool's: without one,
   // its 'error' would end the process. The transaction using it fails on its next statement.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = drizzle(pool, { schema });
+  const db = drizzle(pool);
   const contentVersions = new PgContentVersions(url);
   let closed: Promise<void> | null = null;
   return {
     db,
     contentVersions,
+    transaction: (body) => inTransaction(pool, body),
     async ping() {
       await pool.query('select 1');
     },

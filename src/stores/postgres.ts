@@ -87,7 +87,7 @@ export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: P
 /** Every store, on PostgreSQL. */
 export function postgresStores(handle: PostgresHandle): Stores {
   void handle.contentVersions.start();
-  const db = postgresStepDatabase(handle.db, withContentVersions(postgresAdapters, handle.db, handle.contentVersions));
+  const db = postgresStepDatabase(handle, withContentVersions(postgresAdapters, handle.db, handle.contentVersions));
   const afterCommit = postgresAfterCommit(handle.db);
   return {
     db,

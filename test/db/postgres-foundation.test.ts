@@ -7,10 +7,11 @@ import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table } from 'd
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../../src/db/postgres.js';
+import { inTransaction, openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import { foldText, slugify } from '../../src/text/slug.js';
 import { nodeArgs } from '../helpers/built.js';
@@ -293,7 +294,7 @@ function definePostgresTests() {
       tx.insert(s.idempotencyKeys).values(key).run();
     });
     const p = pgSchema;
-    await handle.db.transaction(async (tx) => {
+    await handle.transaction(async (tx) => {
       await tx.insert(p.sites).values(site);
       await tx.insert(p.posts).values(post);
       await tx.insert(p.knowledgeFiles).values(file);
@@ -392,7 +393,7 @@ function definePostgresTests() {
     t.same(await search(phrases('notes md')), [0], 'file names in chunk headers are searchable');
 
     // The GIN index answers (sequential scans off: four rows are cheaper to scan otherwise).
-    await handle.db.transaction(async (tx) => {
+    await handle.transaction(async (tx) => {
       await tx.execute(sql`set local enable_seqscan = off`);
       const plan = (await tx.execute(sql`explain select id from knowledge_chunks where search_vector @@ phraseto_tsquery('knowledge', search_text('coffee'))`)).rows;
       t.match(JSON.stringify(plan), /knowledge_chunks_search_idx/);
@@ -498,5 +499,25 @@ function definePostgresTests() {
     }
     t.pass('answers again');
     t.equal((await handle.db.select().from(pgSchema.sites)).length, 0);
+  });
+
+  t.test('a connection lost between its checkout and BEGIN goes back to the pool and is dropped: the next transaction gets a new one, and the pool closes', async (t) => {
+    const pool = new pg.Pool({ connectionString: await startPostgres(t), max: 1, connectionTimeoutMillis: 2000 });
+    pool.on('error', () => {});
+    t.teardown(() => (pool.ended ? undefined : pool.end()));
+    // As a server stopping just after the checkout, before the pool noticed: the BEGIN fails.
+    let lose = true;
+    pool.on('acquire', (client) => {
+      if (lose) void client.end();
+      lose = false;
+    });
+    let ran = false;
+    await t.rejects(inTransaction(pool, async () => void (ran = true)), /not queryable/, 'the transaction fails at its BEGIN');
+    t.notOk(ran, 'its body never ran');
+    const one = await inTransaction(pool, async (tx) => (await tx.execute<{ one: number }>(sql`select 1 as one`)).rows[0]!.one);
+    t.equal(one, 1, 'the one connection the pool may open is a new one');
+    t.equal(pool.totalCount, 1);
+    await pool.end();
+    t.pass('the pool closes: no connection left checked out');
   });
 }

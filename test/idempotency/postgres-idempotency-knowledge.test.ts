@@ -41,7 +41,7 @@ function databases(t: Test): Promise<Databases> {
 
 /** The store as each database's wiring builds it (src/stores/): on PostgreSQL, one per instance. */
 const sqliteKeys = (db: Databases['sqlite']) => new IdempotencyStore(sqliteStepDatabase(db, sqliteAdapters), new InProcessRequests());
-const pgKeys = (handle: PostgresHandle) => new IdempotencyStore(postgresStepDatabase(handle.db, postgresAdapters), new LeasedClaims());
+const pgKeys = (handle: PostgresHandle) => new IdempotencyStore(postgresStepDatabase(handle, postgresAdapters), new LeasedClaims());
 
 const CREATED: StoredResponse = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"é 東京 🎉"}' };
 const ACCEPTED: StoredResponse = { status: 202, contentType: null, body: '' };
@@ -163,14 +163,14 @@ function sqliteKnowledge(db: Databases['sqlite']): KnowledgeBackend {
   };
 }
 
-function pgKnowledge(db: PostgresHandle['db']): KnowledgeBackend & { files: KnowledgeStores['files'] } {
-  const { stores, usage } = knowledgeOn(postgresStepDatabase(db, postgresAdapters));
+function pgKnowledge(handle: PostgresHandle): KnowledgeBackend & { files: KnowledgeStores['files'] } {
+  const { stores, usage } = knowledgeOn(postgresStepDatabase(handle, postgresAdapters));
   return {
     ...indexing(stores),
     files: stores.files,
     insert: (row) => stores.files.insert(row),
     chunks: () =>
-      db
+      handle.db
         .select({ fileId: pgSchema.knowledgeChunks.fileId, siteId: pgSchema.knowledgeChunks.siteId, ordinal: pgSchema.knowledgeChunks.ordinal, text: pgSchema.knowledgeChunks.text })
         .from(pgSchema.knowledgeChunks)
         .orderBy(asc(pgSchema.knowledgeChunks.id)),
@@ -318,7 +318,7 @@ function defineTests() {
     const { sqlite, pg } = await databases(t);
     const files = scenarioFiles();
     const onSqlite = await playKnowledge(sqliteKnowledge(sqlite), files);
-    const onPostgres = await playKnowledge(pgKnowledge(pg.db), files);
+    const onPostgres = await playKnowledge(pgKnowledge(pg), files);
     t.equal(onPostgres, onSqlite);
 
     // The numbers themselves: files plus their index, from UTF-8 bytes of the text.
@@ -335,7 +335,7 @@ function defineTests() {
 
   t.test('a failed file keeps no chunks, a settled file keeps its own, and chunks of a deleted file are not written', async (t) => {
     const { pg } = await databases(t);
-    const knowledge = pgKnowledge(pg.db);
+    const knowledge = pgKnowledge(pg);
     const settled: string[] = [];
     knowledge.files.onSettled(function* (file) {
       // Inside the transaction: the row is seen as marked.

@@ -195,8 +195,7 @@ postgresTests(() => {
   });
 
   t.test('PostgreSQL stopped: the loop waits and says so, keeps the outcome it could not save for later, and resumes once it is back', {
-    // Known bug, to fix next: after PostgreSQL's restart one pooled connection is never released, so closing the pool hangs in the teardown (intermittent).
-    skip: !canControlPostgres() ? 'TEST_DATABASE_URL is not stopped by tests' : 'known bug: a pooled connection leaks across a PostgreSQL restart and closing hangs',
+    skip: !canControlPostgres() && 'TEST_DATABASE_URL is not stopped by tests',
   }, async (t) => {
     const s = await setup(t);
     const [slow, later] = await s.addJobs(2);

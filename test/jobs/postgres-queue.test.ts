@@ -254,7 +254,7 @@ function defineQueueTests() {
     const finished = new Promise<void>((resolve) => (finishCommit = resolve));
     // The same queue over a database whose insert of the effect waits to be let through.
     const { jobs: answers } = postgresAdapters;
-    const slow = postgresStepDatabase(s.handle.db, {
+    const slow = postgresStepDatabase(s.handle, {
       ...postgresAdapters,
       jobs: {
         ...answers,

@@ -70,7 +70,7 @@ async function twinStores(t: Test): Promise<TwinStores> {
         tx.insert(sqliteSchema.knowledgeFiles).values(file).run();
         if (rows.length) tx.insert(sqliteSchema.knowledgeChunks).values(rows).run();
       });
-      await pg.transaction(async (tx) => {
+      await pgHandle.transaction(async (tx) => {
         await tx.insert(pgSchema.knowledgeFiles).values(file);
         if (rows.length) await tx.insert(pgSchema.knowledgeChunks).values(rows);
       });

@@ -325,8 +325,8 @@ function defineSiteTests() {
     let written!: () => void;
     const isWritten = new Promise<void>((resolve) => (written = resolve));
     const holder = await openTestPostgres(t, url);
-    const holding = holder.db.transaction(async (tx) => {
-      await postgresStepDatabase(holder.db, postgresAdapters).runIn(tx, updateSettingsSteps(sites[2]!.id, { handle: 'held' }, at(2), {}));
+    const holding = holder.transaction(async (tx) => {
+      await postgresStepDatabase(holder, postgresAdapters).runIn(tx, updateSettingsSteps(sites[2]!.id, { handle: 'held' }, at(2), {}));
       written();
       await new Promise<void>((resolve) => (commit = resolve));
     });
