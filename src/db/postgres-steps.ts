@@ -1,20 +1,25 @@
 import { sql } from 'drizzle-orm';
-import type { PgExecutor, PostgresHandle } from './postgres.js';
+import { connectionOf, sendAhead, type PgExecutor, type PostgresHandle } from './postgres.js';
+import type pg from 'pg';
 import { runAsync, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
 
 let savepoints = 0;
 
 /**
- * A savepoint in PostgreSQL, one round trip: opened under a name of its own, rolled back to
- * should its steps fail, and otherwise left to the transaction's end (releasing it would cost a
- * round trip of its own and change nothing a later statement sees). Unique names keep nesting
- * right: a rollback to an outer savepoint undoes the inner ones with it.
+ * A savepoint in PostgreSQL, no round trip of its own: opened under a name of its own, sent
+ * ahead of its steps' first statement, rolled back to should its steps fail, and otherwise left
+ * to the transaction's end (releasing it would cost a round trip and change nothing a later
+ * statement sees). Unique names keep nesting right: a rollback to an outer savepoint undoes the
+ * inner ones with it.
  */
 async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
   const name = `steps_${(savepoints = (savepoints + 1) % 1_000_000_000)}`;
-  await tx.execute(sql.raw(`savepoint ${name}`));
+  // Only ever inside a transaction: its own connection.
+  const opened = sendAhead(connectionOf(tx) as pg.PoolClient, `savepoint ${name}`);
   try {
-    return await body(tx);
+    const result = await body(tx);
+    await opened;
+    return result;
   } catch (error) {
     // A connection lost meanwhile ends the transaction anyway: the error to report is the first.
     await tx.execute(sql.raw(`rollback to savepoint ${name}`)).catch(() => {});

@@ -52,8 +52,22 @@ export const DEFAULT_POOL_MAX = 10;
  * or write runs. Rows come as node-postgres gives them (timestamptz as Dates).
  */
 export async function namedQuery<R extends Record<string, unknown>>(db: PgExecutor, name: string, text: string, values: unknown[]): Promise<R[]> {
-  const client = (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
-  return (await client.query<R>({ name, text, values })).rows;
+  return (await connectionOf(db).query<R>({ name, text, values })).rows;
+}
+
+/** What an executor runs its statements on: the pool, or a transaction's own connection. */
+export const connectionOf = (db: PgExecutor) => (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
+
+/**
+ * Sends a statement whose answer nothing waits for (BEGIN, SAVEPOINT) ahead of the next one on
+ * the same connection: the pool's connections pipeline, so both go in one round trip. It can
+ * fail only where the statement behind it fails too (a lost connection, a transaction already
+ * failed), which reports it; its own rejection is kept for whoever awaits it.
+ */
+export function sendAhead(connection: pg.PoolClient, statement: string): Promise<unknown> {
+  const sent = connection.query(statement);
+  sent.catch(() => {});
+  return sent;
 }
 
 const dialect = new PgDialect();
@@ -154,8 +168,9 @@ async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promi
 }
 
 /**
- * A transaction on a connection of the pool, which goes back to the pool however the transaction
- * ends, and broken (so the pool drops it) when even its rollback failed. drizzle's own
+ * A transaction on a connection of the pool, its BEGIN sent with its first statement, which goes
+ * back to the pool however the transaction ends, and broken (so the pool drops it) when even its
+ * rollback failed. drizzle's own
  * transaction() sends BEGIN before its try: a connection that broke between its checkout and its
  * BEGIN (a server stopping) was never given back, one leaked per outage, and closing the pool
  * then waited for it forever.
@@ -163,15 +178,17 @@ async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promi
 export async function inTransaction<T>(pool: pg.Pool, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  const begun = sendAhead(client, 'begin');
   try {
-    await client.query('begin');
     // Without a schema: drizzle() reads a schema's relations at every call (about 0.2 ms).
     const result = await body(drizzle(client));
+    await begun;
     await client.query('commit');
     return result;
   } catch (error) {
     await client.query('rollback').catch((rollbackError: Error) => (broken = rollbackError));
-    throw error;
+    // The first failure is the one to tell: a BEGIN that failed failed everything behind it.
+    throw await begun.then(() => error, (beginError: unknown) => beginError);
   } finally {
     client.release(broken);
   }
@@ -184,7 +201,8 @@ export async function inTransaction<T>(pool: pg.Pool, body: (tx: PgExecutor) => 
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresHandle> {
   const { poolMax = DEFAULT_POOL_MAX, connectionTimeoutMs = 5000, onIdleError } = options;
   await migrateUnderLock(url, connectionTimeoutMs);
-  const pool = new pg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: connectionTimeoutMs });
+  // Pipelined: a statement is sent without waiting for the answers to those before it (see sendAhead).
+  const pool = new pg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: connectionTimeoutMs, pipeline: true });
   // Without a listener, an idle connection's error (a restarted server) would end the process.
   pool.on('error', (error) => onIdleError?.(error));
   // A connection that breaks while checked out but between statements (a transaction between its
