@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { connectionOf, sendAhead, type PgExecutor, type PostgresHandle } from './postgres.js';
-import type pg from 'pg';
+import { aheadMark, failureAhead, forgetAhead, sendAhead, type PgExecutor, type PostgresHandle } from './postgres.js';
 import { runAsync, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
 
 let savepoints = 0;
@@ -14,16 +13,17 @@ let savepoints = 0;
  */
 async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
   const name = `steps_${(savepoints = (savepoints + 1) % 1_000_000_000)}`;
-  // Only ever inside a transaction: its own connection.
-  const opened = sendAhead(connectionOf(tx) as pg.PoolClient, `savepoint ${name}`);
+  const mark = aheadMark(tx);
+  sendAhead(tx, `savepoint ${name}`);
   try {
-    const result = await body(tx);
-    await opened;
-    return result;
+    return await body(tx);
   } catch (error) {
+    // What failed first in its steps is what to tell (and to retry on): a statement sent ahead, or the error.
+    const first = (await failureAhead(tx, mark)) ?? error;
     // A connection lost meanwhile ends the transaction anyway: the error to report is the first.
-    await tx.execute(sql.raw(`rollback to savepoint ${name}`)).catch(() => {});
-    throw error;
+    const undone = await tx.execute(sql.raw(`rollback to savepoint ${name}`)).then(() => true, () => false);
+    if (undone) forgetAhead(tx, mark + 1);
+    throw first;
   }
 }
 

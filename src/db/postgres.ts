@@ -58,16 +58,47 @@ export async function namedQuery<R extends Record<string, unknown>>(db: PgExecut
 /** What an executor runs its statements on: the pool, or a transaction's own connection. */
 export const connectionOf = (db: PgExecutor) => (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
 
+/** The statements sent ahead in each open transaction (see sendAhead), in the order sent. */
+const sentAhead = new WeakMap<object, Promise<unknown>[]>();
+
+function aheadOf(tx: PgExecutor): Promise<unknown>[] {
+  const ahead = sentAhead.get(connectionOf(tx));
+  if (!ahead) throw new Error('A statement is sent ahead only inside a transaction');
+  return ahead;
+}
+
 /**
- * Sends a statement whose answer nothing waits for (BEGIN, SAVEPOINT) ahead of the next one on
- * the same connection: the pool's connections pipeline, so both go in one round trip. It can
- * fail only where the statement behind it fails too (a lost connection, a transaction already
- * failed), which reports it; its own rejection is kept for whoever awaits it.
+ * Sends a statement of a transaction whose answer nothing waits for (BEGIN, SAVEPOINT, a row
+ * lock) ahead of the next one: the pool's connections pipeline, so both go in one round trip.
+ * Should it fail, the statements behind it fail too ("transaction aborted"): the transaction,
+ * and a savepoint rolled back, tell its failure instead (failureAhead), and the transaction
+ * checks every one before it commits.
  */
-export function sendAhead(connection: pg.PoolClient, statement: string): Promise<unknown> {
-  const sent = connection.query(statement);
+export function sendAhead(tx: PgExecutor, statement: string | pg.QueryConfig): void {
+  const ahead = aheadOf(tx);
+  const sent = (connectionOf(tx) as pg.PoolClient).query(statement);
   sent.catch(() => {});
-  return sent;
+  ahead.push(sent);
+}
+
+/** Where a savepoint starts among its transaction's statements sent ahead. */
+export const aheadMark = (tx: PgExecutor): number => aheadOf(tx).length;
+
+/** The first failure of the transaction's statements sent ahead since `mark`, in the order sent. */
+export async function failureAhead(tx: PgExecutor, mark = 0): Promise<unknown> {
+  for (const sent of aheadOf(tx).slice(mark)) {
+    const failure = await sent.then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('A statement failed'),
+    );
+    if (failure !== undefined) return failure;
+  }
+  return undefined;
+}
+
+/** Forgets the statements sent ahead since `mark`: a savepoint rolled back undid them. */
+export function forgetAhead(tx: PgExecutor, mark: number): void {
+  aheadOf(tx).length = mark;
 }
 
 const dialect = new PgDialect();
@@ -178,18 +209,23 @@ async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promi
 export async function inTransaction<T>(pool: pg.Pool, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
-  const begun = sendAhead(client, 'begin');
+  // Without a schema: drizzle() reads a schema's relations at every call (about 0.2 ms).
+  const tx = drizzle(client);
+  sentAhead.set(client, []);
+  sendAhead(tx, 'begin');
   try {
-    // Without a schema: drizzle() reads a schema's relations at every call (about 0.2 ms).
-    const result = await body(drizzle(client));
-    await begun;
+    const result = await body(tx);
+    // A statement that failed turns COMMIT into a rollback without an error: look first.
+    const failed = await failureAhead(tx);
+    if (failed !== undefined) throw failed;
     await client.query('commit');
     return result;
   } catch (error) {
     await client.query('rollback').catch((rollbackError: Error) => (broken = rollbackError));
-    // The first failure is the one to tell: a BEGIN that failed failed everything behind it.
-    throw await begun.then(() => error, (beginError: unknown) => beginError);
+    // The first failure is the one to tell: the statements behind it failed for it.
+    throw (await failureAhead(tx)) ?? error;
   } finally {
+    sentAhead.delete(client);
     client.release(broken);
   }
 }

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
-import { namedQuery, refusedByUnique, type PgExecutor } from '../db/postgres.js';
+import { namedQuery, refusedByUnique, sendAhead, type PgExecutor } from '../db/postgres.js';
 import { notFound } from '../errors.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
 import { searchFilters, statusFilter, type ListQuery, type PostRow } from './rules.js';
@@ -111,9 +111,8 @@ function insertPost(db: PgExecutor, row: PostRow): Promise<unknown> {
 }
 
 export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
-  lockSite: async (db, siteId) => {
-    await namedQuery(db, 'posts_lock_site', PG_POST_WRITE_SQL.lockSite, [siteId]);
-  },
+  // Sent with the write's next statement: nothing waits for its answer, only for the lock.
+  lockSite: async (db, siteId) => sendAhead(db, { name: 'posts_lock_site', text: PG_POST_WRITE_SQL.lockSite, values: [siteId] }),
   creationContext: async (db, siteId, slug) => {
     const [row] = await namedQuery<{ latest: Date | null; holder: string | null }>(db, 'posts_creation_context', PG_POST_WRITE_SQL.creationContext, [siteId, slug]);
     return { latest: row?.latest ?? null, holder: row?.holder ?? undefined };

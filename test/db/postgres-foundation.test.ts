@@ -11,7 +11,7 @@ import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { inTransaction, openPostgres, postgresMigrationsFolder, type PostgresHandle } from '../../src/db/postgres.js';
+import { inTransaction, openPostgres, sendAhead, postgresMigrationsFolder, type PostgresHandle } from '../../src/db/postgres.js';
 import * as sqliteSchema from '../../src/db/schema.js';
 import { foldText, slugify } from '../../src/text/slug.js';
 import { nodeArgs } from '../helpers/built.js';
@@ -517,5 +517,25 @@ function definePostgresTests() {
     t.equal(pool.totalCount, 1);
     await pool.end();
     t.pass('the pool closes: no connection left checked out');
+  });
+
+  t.test('a statement sent ahead that fails is what its transaction tells, and the transaction never commits past it', async (t) => {
+    const handle = await open(t, await startPostgres(t));
+    const site = { id: 'ahead', name: 'Ahead', handle: 'ahead', createdAt: new Date() };
+    // Nothing behind it: COMMIT would have rolled back without a word.
+    await t.rejects(handle.transaction(async (tx) => sendAhead(tx, 'select 1/0')), { code: '22012' }, 'checked before COMMIT');
+    // Behind it, a write that fails for it ("current transaction is aborted").
+    const failing = handle.transaction(async (tx) => {
+      sendAhead(tx, { text: 'select 1/$1::int', values: [0] });
+      await tx.insert(pgSchema.sites).values(site);
+    });
+    await t.rejects(failing, { code: '22012' }, 'the first failure is told, not the one it caused');
+    t.equal((await handle.db.select().from(pgSchema.sites)).length, 0, 'nothing written');
+    t.throws(() => sendAhead(handle.db, 'select 1'), /only inside a transaction/, 'on the pool it would lock or check nothing');
+    await handle.transaction(async (tx) => {
+      sendAhead(tx, { text: 'select 1 from sites where id = $1 for update', values: [site.id] });
+      await tx.insert(pgSchema.sites).values(site);
+    });
+    t.equal((await handle.db.select().from(pgSchema.sites)).length, 1, 'and one that succeeds commits with the rest');
   });
 }
