@@ -429,7 +429,7 @@ export async function migrateToPostgres(config: Config, options: MigrateOptions)
     // One read transaction: every table is read from the same snapshot.
     source.db.run(sql`begin`);
     try {
-      const opened = target;
+      const opened = target; // (not null here; the callback would not know it)
       const result = await opened.transaction(async (tx) => {
         // Nothing else writes these tables until the copy commits (a server starting on the
         // database meanwhile waits, then finds its sites there); readers are not held up.

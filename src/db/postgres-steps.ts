@@ -20,7 +20,7 @@ async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>
   } catch (error) {
     // What failed first in its steps is what to tell (and to retry on): a statement sent ahead, or the error.
     const first = (await failureAhead(tx, mark)) ?? error;
-    // A connection lost meanwhile ends the transaction anyway: the error to report is the first.
+    // Fails only where the transaction is lost anyway (a connection gone): then it ends with the first error.
     const undone = await tx.execute(sql.raw(`rollback to savepoint ${name}`)).then(() => true, () => false);
     if (undone) forgetAhead(tx, mark + 1);
     throw first;

@@ -199,12 +199,11 @@ async function migrateUnderLock(url: string, connectionTimeoutMs: number): Promi
 }
 
 /**
- * A transaction on a connection of the pool, its BEGIN sent with its first statement, which goes
- * back to the pool however the transaction ends, and broken (so the pool drops it) when even its
- * rollback failed. drizzle's own
- * transaction() sends BEGIN before its try: a connection that broke between its checkout and its
- * BEGIN (a server stopping) was never given back, one leaked per outage, and closing the pool
- * then waited for it forever.
+ * A transaction on a connection of the pool, its BEGIN sent with its first statement. The
+ * connection goes back to the pool however the transaction ends, broken (so the pool drops it)
+ * when even its rollback failed. (drizzle's own transaction() sends BEGIN before its try: a
+ * connection that broke between its checkout and its BEGIN, a server stopping, was never given
+ * back, one leaked per outage, and closing the pool then waited for it forever.)
  */
 export async function inTransaction<T>(pool: pg.Pool, body: (tx: PgExecutor) => Promise<T>): Promise<T> {
   const client = await pool.connect();
