@@ -101,17 +101,16 @@ const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
         terms.map((term, i) => sql`(${i}::int, ${term})`),
         sql`, `,
       )}),
-      -- The site's chunks holding any term: the GIN index finds them. Materialized: read once.
-      matched as materialized (
-        select id, file_id, search_vector, length(search_vector)::float8 as length
-          from ${knowledgeChunks}
-         where site_id = ${siteId} and search_vector @@ (${sql.join(terms, sql` || `)})
-      ),
-      -- How often each term occurs in each matched chunk, a phrase counting whole: ts_rank_cd
-      -- without normalization and with every word weighing 1 counts the term's covers.
+      -- Each of the site's chunks holding any term (the GIN index finds them) with each term it
+      -- holds and how often: ts_rank_cd without normalization and with every word weighing 1
+      -- counts the term's covers, a phrase counting whole. One pass over the chunks, their
+      -- tsvectors read there and not carried on (a few thousand of them outgrow work_mem).
       occurrence as materialized (
-        select matched.id, term.i, ts_rank_cd('{1,1,1,1}', matched.search_vector, term.query, 0)::float8 as count
-          from matched cross join term
+        select chunk.id, chunk.file_id, length(chunk.search_vector)::float8 as length, term.i,
+               ts_rank_cd('{1,1,1,1}', chunk.search_vector, term.query, 0)::float8 as count
+          from ${knowledgeChunks} chunk
+          join term on chunk.search_vector @@ term.query
+         where chunk.site_id = ${siteId} and chunk.search_vector @@ (${sql.join(terms, sql` || `)})
       ),
       -- The site's statistics row, kept by the chunks' triggers (PostgreSQL migration 0014): no count per search.
       site as (
@@ -126,15 +125,14 @@ const search: AsyncAdapter<KnowledgeSearchPort, PgExecutor> = {
          group by occurrence.i, site.chunks
       ),
       ranked as (
-        select matched.id, sum(term_weight.idf * occurrence.count * ${K1 + 1} / (occurrence.count + ${K1} * (${1 - B} + ${B} * matched.length / site.average_length))) as score
-          from matched
-          join ${knowledgeFiles} on ${knowledgeFiles.id} = matched.file_id
-          join occurrence on occurrence.id = matched.id and occurrence.count > 0
+        select occurrence.id, sum(term_weight.idf * occurrence.count * ${K1 + 1} / (occurrence.count + ${K1} * (${1 - B} + ${B} * occurrence.length / site.average_length))) as score
+          from occurrence
+          join ${knowledgeFiles} on ${knowledgeFiles.id} = occurrence.file_id
           join term_weight on term_weight.i = occurrence.i
          cross join site
-         where ${knowledgeFiles.status} = 'indexed' ${fileFilter}
-         group by matched.id
-         order by score desc, matched.id
+         where occurrence.count > 0 and ${knowledgeFiles.status} = 'indexed' ${fileFilter}
+         group by occurrence.id
+         order by score desc, occurrence.id
          limit ${plan.limit}
       )
       select chunk.file_id as "fileId", file.name as "fileName", chunk.text, chunk.ordinal, ranked.score
