@@ -371,12 +371,32 @@ export function prepareNouns(profile: TopicProfile, units: readonly AnalysedUnit
   if (pending.length) tagNouns(pending);
 }
 
-/** Passages analysed once per request: the relevance floor and the writer share the work. */
-const analysed = new WeakMap<Passage, AnalysedUnit[]>();
+/**
+ * Passages analysed once, not once per post: the relevance floor and the writer share the work,
+ * and so do the posts of a batch, which draw on the same documents (on the same thread). The
+ * analysis (and the nouns tagged in it later) depends on the text alone. The most recently used
+ * passages are kept, up to ANALYSED_TEXT_BUDGET characters of text (their analysis takes about
+ * ten times that in memory).
+ */
+const analysed = new Map<string, AnalysedUnit[]>();
+let analysedChars = 0;
+export const ANALYSED_TEXT_BUDGET = 2_000_000;
 
-export function analysedPassage(passage: Passage): AnalysedUnit[] {
-  let units = analysed.get(passage);
-  if (!units) analysed.set(passage, (units = analysePassage(passage.text)));
+export function analysedPassage({ text }: Pick<Passage, 'text'>): AnalysedUnit[] {
+  let units = analysed.get(text);
+  if (units) {
+    // The most recently used last: the first is the one to forget.
+    analysed.delete(text);
+    analysed.set(text, units);
+    return units;
+  }
+  analysed.set(text, (units = analysePassage(text)));
+  analysedChars += text.length;
+  for (const [oldest] of analysed) {
+    if (analysedChars <= ANALYSED_TEXT_BUDGET) break;
+    analysed.delete(oldest);
+    analysedChars -= oldest.length;
+  }
   return units;
 }
 
