@@ -138,3 +138,18 @@ t.test('with hybrid search the floors compare BM25 scores, and a passage only th
   const lexical = passages.filter((p) => p.lexicalScore !== null).map(({ lexicalScore, ...p }) => ({ ...p, score: lexicalScore! }));
   t.same(groundingPassages('Watering potted plants in summer', lexical).map((p) => p.fileName), ['balcony-tomatoes.md'], 'lexical search, the same scores: the same choice');
 });
+
+t.test('a passage is analysed once for every post that draws on it, and the oldest are forgotten past the budget', async (t) => {
+  const { analysedPassage, ANALYSED_TEXT_BUDGET } = await import('../../src/generation/relevance.js');
+  const text = '## Watering\n\nWater potted tomatoes deeply in the morning. In a heatwave, water them twice a day.';
+  // Two posts' passages are two objects (a worker thread receives copies): the same text, the same analysis.
+  const first = analysedPassage({ text });
+  t.equal(analysedPassage({ text: String(text) }), first, 'the second post reuses the analysis');
+  t.ok(first.some((unit) => unit.stems.includes('water')), 'the analysis is of the text');
+  // Passages filling the budget push the oldest out; it is analysed anew, alike.
+  const filler = 'x'.repeat(100_000);
+  for (let i = 0; i * filler.length <= ANALYSED_TEXT_BUDGET; i++) analysedPassage({ text: `${i} ${filler}` });
+  const again = analysedPassage({ text });
+  t.not(again, first, 'forgotten past the budget');
+  t.same(again.map((unit) => unit.stems), first.map((unit) => unit.stems));
+});
