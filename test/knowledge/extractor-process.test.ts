@@ -31,7 +31,7 @@ t.test('the extractor cannot take more memory than it is given, whatever allocat
   };
   const docx = docxOf(docxParagraph('hello'), 1, [1, 2, 3, 4].map((i) => part(`customXml/item${i}.xml`))).docx;
   const file = writeTemp(dir, 'heavy.docx', docx);
-  const error = await runExtractor(file, 'docx', 'heavy.docx', { memoryMb: 400 }).then(
+  const error = await runExtractor(file, 'docx', 'heavy.docx', { memoryMb: 250 }).then(
     () => null,
     (err: Error) => err,
   );
