@@ -5,8 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { EXTRACTOR_MEMORY_MB } from '../limits.js';
 import type { KnowledgeExtension } from './detect.js';
-import { ExtractionError } from './extract.js';
-import { DEADLINE_ENV, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
+import { DEADLINE_ENV, ExtractionError, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 /** The extractor's own deadline comes this long after the one this process enforces. */

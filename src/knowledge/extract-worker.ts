@@ -3,7 +3,7 @@
  * chunks back. Forked by extract-runner.ts, never imported (except for its types).
  */
 import { Worker } from 'node:worker_threads';
-import { DEADLINE_ENV, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
+import { DEADLINE_ENV, ExtractionError, PARENT_PID_ENV, type ExtractionJob, type ExtractionOutcome } from './extractor-protocol.js';
 
 /** Exit code of an extractor whose parent closed the channel without waiting for the outcome. */
 const ORPHANED_EXIT_CODE = 70;
@@ -48,7 +48,7 @@ function startWatchdog(parentPid: number, deadlineMs: number): Worker {
 const parentPid = Number(process.env[PARENT_PID_ENV]) || process.ppid;
 if (process.ppid !== parentPid) process.exit(ORPHANED_EXIT_CODE);
 const watchdog = startWatchdog(parentPid, Number(process.env[DEADLINE_ENV]) || DEFAULT_DEADLINE_MS);
-const { ExtractionError, extractChunks } = await import('./extract.js');
+const { extractChunks } = await import('./extract.js');
 
 /** What V8 and Buffer say when an allocation fails: the memory limit was reached. */
 const isOutOfMemory = (err: unknown) =>

@@ -6,16 +6,9 @@ import { getDocumentProxy } from 'unpdf';
 import { DEFAULT_MAX_EXTRACTED_TEXT_MB, MAX_INFLATED_FILE_BYTES, MAX_INFLATED_PART_BYTES, MAX_ZIP_ENTRIES } from '../limits.js';
 import type { KnowledgeExtension } from './detect.js';
 import { chunkText } from './chunk.js';
+import { ExtractionError } from './extractor-protocol.js';
 import { PdfBombError, checkPdfStreams } from './pdf-guard.js';
 import { ZipError, listZipEntries, readZipEntry, writeZip, type ZipWriteEntry } from './zip.js';
-
-/** Extraction failed for a reason the uploader can act on; the message is shown to them. */
-export class ExtractionError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ExtractionError';
-  }
-}
 
 // word-extractor ships no type declarations: describe the part used here.
 interface WordDocument {

@@ -2,6 +2,17 @@ import type { KnowledgeExtension } from './detect.js';
 
 /* What the server and its extractor process (extract-runner.ts, extract-worker.ts) say to each other. */
 
+/**
+ * Extraction failed for a reason the uploader can act on; the message is shown to them. Here,
+ * not beside the parsers (extract.ts), so the server knows it without loading them (170 ms).
+ */
+export class ExtractionError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ExtractionError';
+  }
+}
+
 export interface ExtractionJob {
   filePath: string;
   ext: KnowledgeExtension;

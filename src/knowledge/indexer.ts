@@ -2,7 +2,7 @@ import os from 'node:os';
 import { isDatabaseBusy, isDatabaseUnavailable, isStorageFull, isStorageUnavailable } from '../errors.js';
 import type { KnowledgeExtension } from './detect.js';
 import { extractChunksInWorker } from './extract-runner.js';
-import { ExtractionError } from './extract.js';
+import { ExtractionError } from './extractor-protocol.js';
 import { chunkRows, type IndexOutcome, type KnowledgeFileStore, type QueuedFile } from './file-rows.js';
 import type { ObjectStore } from './object-store.js';
 

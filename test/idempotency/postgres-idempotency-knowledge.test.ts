@@ -12,7 +12,7 @@ import { IdempotencyStore, InProcessRequests, LeasedClaims } from '../../src/ide
 import { postgresAdapters } from '../../src/stores/postgres.js';
 import { sqliteAdapters } from '../../src/stores/sqlite.js';
 import { IDEMPOTENCY_RUNNING_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../src/limits.js';
-import { ExtractionError } from '../../src/knowledge/extract.js';
+import { ExtractionError } from '../../src/knowledge/extractor-protocol.js';
 import { ask, type StepDatabase } from '../../src/db/steps.js';
 import { chunkRows, chunkTextBytes, uploadedFileRow, type KnowledgeFileRow } from '../../src/knowledge/file-rows.js';
 import { KnowledgeIndexer } from '../../src/knowledge/indexer.js';

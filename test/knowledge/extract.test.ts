@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { getEventListeners } from 'node:events';
 import t, { type Test } from 'tap';
 import { extensionOf } from '../../src/knowledge/detect.js';
-import { ExtractionError, extractText, sanitizeText } from '../../src/knowledge/extract.js';
+import { extractText, sanitizeText } from '../../src/knowledge/extract.js';
+import { ExtractionError } from '../../src/knowledge/extractor-protocol.js';
 import { extractChunksInWorker } from '../../src/knowledge/extract-runner.js';
 import { chunkText } from '../../src/knowledge/chunk.js';
 
