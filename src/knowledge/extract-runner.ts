@@ -44,16 +44,19 @@ const EXTRACTOR_HEAP_MB = 1024;
 /** Indexing is background work: the extractor yields the CPU to the server answering requests. */
 const EXTRACTOR_NICENESS = 10;
 
+const OWN_EXTENSION = path.extname(fileURLToPath(import.meta.url));
+
 /**
- * A compiled extractor to start instead of the one beside this module, with plain node: what a
- * process running from source sets (the tests, which build dist/ first: test/helpers/built-children.mjs).
- * Through the TypeScript loader an extractor took 2.7 s to start here, against 0.45 s compiled.
+ * Running from source, a compiled extractor to start instead of the one beside this module, with
+ * plain node (the tests name the one they build first: test/helpers/built-children.mjs). Through
+ * the TypeScript loader an extractor took 2.7 s to start here, against 0.45 s compiled. A
+ * compiled service (production, and the servers tests start) ignores it: its own is compiled.
  */
-const COMPILED_EXTRACTOR = process.env.EXTRACTOR_SCRIPT || null;
+const COMPILED_EXTRACTOR = OWN_EXTENSION === '.ts' ? process.env.EXTRACTOR_SCRIPT || null : null;
 
 // Beside this module: `.ts` when running from source (tap's TypeScript loader reaches the child
 // through the inherited execArgv), `.js` once compiled to dist/.
-export const EXTRACTOR_PATH = COMPILED_EXTRACTOR ?? fileURLToPath(new URL(`./extract-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+export const EXTRACTOR_PATH = COMPILED_EXTRACTOR ?? fileURLToPath(new URL(`./extract-worker${OWN_EXTENSION}`, import.meta.url));
 
 /** This process's node options go to an extractor of its own kind; a compiled one needs no loader. */
 const EXTRACTOR_NODE_OPTIONS = COMPILED_EXTRACTOR ? [] : process.execArgv;
