@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { aheadMark, failureAhead, forgetAhead, sendAhead, type PgExecutor, type PostgresHandle } from './postgres.js';
-import { runAsync, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
+import { runAsync, runCommitted, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
 
 let savepoints = 0;
 
@@ -32,13 +32,23 @@ async function savepoint<T>(tx: PgExecutor, body: (tx: PgExecutor) => Promise<T>
  * holding one connection of the pool until it ends.
  */
 export function postgresStepDatabase({ db, transaction }: Pick<PostgresHandle, 'db' | 'transaction'>, adapters: AsyncAdapters<PgExecutor>): StepDatabase & {
-  /** The steps run inside a caller's PostgreSQL transaction (or on the pool). */
+  /** The steps run inside a caller's PostgreSQL transaction (or on the pool); what they ask to run after a commit is not run (afterCommit). */
   runIn<T>(tx: PgExecutor, steps: Steps<T>): Promise<T>;
 } {
-  const runIn = <T>(tx: PgExecutor, steps: Steps<T>) => runAsync(steps, adapters, tx, savepoint);
+  const run = <T>(tx: PgExecutor, steps: Steps<T>, committed?: (() => void)[]) => runAsync(steps, adapters, tx, savepoint, committed);
   return {
-    runIn,
-    write: (steps) => transaction((tx) => runIn(tx, steps())),
-    read: (steps) => runIn(db, steps()),
+    runIn: (tx, steps) => run(tx, steps),
+    write: async (steps) => {
+      let committed: (() => void)[] = [];
+      const result = await transaction((tx) => run(tx, steps(), (committed = [])));
+      runCommitted(committed);
+      return result;
+    },
+    read: async (steps) => {
+      const committed: (() => void)[] = [];
+      const result = await run(db, steps(), committed);
+      runCommitted(committed);
+      return result;
+    },
   };
 }

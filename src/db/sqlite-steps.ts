@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { WRITE_TRANSACTION, type Executor } from './sqlite.js';
-import { runSync, type Steps, type StepDatabase, type SyncAdapters } from './steps.js';
+import { runCommitted, runSync, type Steps, type StepDatabase, type SyncAdapters } from './steps.js';
 
 /** The three statements of a savepoint, prepared once per connection. */
 const savepointStatements = new WeakMap<Database.Database, { open: Database.Statement; release: Database.Statement; undo: Database.Statement }>();
@@ -39,13 +39,23 @@ function savepoint<T>(tx: Executor, body: (tx: Executor) => T): T {
  * transaction (never spanning an `await`). One promise per call, none per statement.
  */
 export function sqliteStepDatabase(db: Executor, adapters: SyncAdapters<Executor>): StepDatabase & {
-  /** The steps run at once inside a caller's SQLite transaction (or on the connection). */
+  /** The steps run at once inside a caller's SQLite transaction (or on the connection); what they ask to run after a commit is not run (afterCommit). */
   runIn<T>(tx: Executor, steps: Steps<T>): T;
 } {
-  const runIn = <T>(tx: Executor, steps: Steps<T>) => runSync(steps, adapters, tx, savepoint);
+  const run = <T>(tx: Executor, steps: Steps<T>, committed?: (() => void)[]) => runSync(steps, adapters, tx, savepoint, committed);
   return {
-    runIn,
-    write: async (steps) => db.transaction((tx) => runIn(tx, steps()), WRITE_TRANSACTION),
-    read: async (steps) => runIn(db, steps()),
+    runIn: (tx, steps) => run(tx, steps),
+    write: async (steps) => {
+      let committed: (() => void)[] = [];
+      const result = db.transaction((tx) => run(tx, steps(), (committed = [])), WRITE_TRANSACTION);
+      runCommitted(committed);
+      return result;
+    },
+    read: async (steps) => {
+      const committed: (() => void)[] = [];
+      const result = run(db, steps(), committed);
+      runCommitted(committed);
+      return result;
+    },
   };
 }

@@ -42,7 +42,13 @@ interface SavepointQuestion {
   retryIf: (error: unknown) => boolean;
 }
 
-export type Question = PortQuestion | SavepointQuestion;
+/** A callback for once the transaction the steps run in has committed. */
+interface CommitQuestion {
+  port: null;
+  committed: () => void;
+}
+
+export type Question = PortQuestion | SavepointQuestion | CommitQuestion;
 
 /** The steps of a store's operation ending with a `T`. */
 export type Steps<T> = Generator<Question, T, unknown>;
@@ -59,6 +65,22 @@ export function* ask<P extends PortName, M extends keyof Ports[P]>(port: P, meth
  */
 export function* inSavepoint<T>(steps: () => Steps<T>, { attempts = 1, retryIf = () => false }: { attempts?: number; retryIf?: (error: unknown) => boolean } = {}): Steps<T> {
   return (yield { port: null, steps, attempts, retryIf }) as T;
+}
+
+/**
+ * Has `callback` run once the transaction the steps run in has committed, and never when it
+ * rolls back, nor when the savepoint it was asked in does: what a process keeps beside the
+ * database (a cache) then follows only what the database kept. Steps run outside a
+ * transaction (reads) have it run when they end; steps run inside a caller's own transaction
+ * (`runIn`) never have it run, since when that commits is the caller's to know.
+ */
+export function* afterCommit(callback: () => void): Steps<void> {
+  yield { port: null, committed: callback };
+}
+
+/** Runs what the steps of a transaction asked to run once it has committed. */
+export function runCommitted(callbacks: readonly (() => void)[]): void {
+  for (const callback of callbacks) callback();
 }
 
 /** A port as one database answers it at once, inside transaction (or connection) `Tx`. */
@@ -82,14 +104,28 @@ const answer = <Tx>(adapters: AnyAdapters<Tx>, tx: Tx, question: Question) => {
 export type SyncSavepoint<Tx> = <T>(tx: Tx, body: (tx: Tx) => T) => T;
 export type AsyncSavepoint<Tx> = <T>(tx: Tx, body: (tx: Tx) => Promise<T>) => Promise<T>;
 
-/** Runs steps against a database that answers at once. */
-export function runSync<T, Tx>(steps: Steps<T>, adapters: SyncAdapters<Tx>, tx: Tx, savepoint: SyncSavepoint<Tx>): T {
+/**
+ * Runs steps against a database that answers at once; what they ask to run after the commit
+ * (`afterCommit`) is added to `committed`.
+ */
+export function runSync<T, Tx>(steps: Steps<T>, adapters: SyncAdapters<Tx>, tx: Tx, savepoint: SyncSavepoint<Tx>, committed: (() => void)[] = []): T {
   const all = adapters as unknown as AnyAdapters<Tx>;
   let step = steps.next();
   while (!step.done) {
     const question = step.value;
+    if (isCommitCallback(question)) {
+      committed.push(question.committed);
+      step = steps.next();
+      continue;
+    }
     if (isSavepoint(question)) {
-      const outcome = attempt(question, () => ({ ok: true, value: savepoint(tx, (inner) => runSync(question.steps(), adapters, inner, savepoint)) }));
+      const outcome = attempt(question, () => {
+        // Callbacks asked in an attempt that rolled back are not kept.
+        const inner: (() => void)[] = [];
+        const value = savepoint(tx, (insideTx) => runSync(question.steps(), adapters, insideTx, savepoint, inner));
+        committed.push(...inner);
+        return { ok: true, value };
+      });
       // The steps that asked may handle a failure (a conflict answered as 409, say).
       step = outcome.ok ? steps.next(outcome.value) : steps.throw(outcome.error);
       continue;
@@ -99,7 +135,8 @@ export function runSync<T, Tx>(steps: Steps<T>, adapters: SyncAdapters<Tx>, tx: 
   return step.value;
 }
 
-const isSavepoint = (question: Question): question is SavepointQuestion => question.port === null;
+const isCommitCallback = (question: Question): question is CommitQuestion => 'committed' in question;
+const isSavepoint = (question: Question): question is SavepointQuestion => question.port === null && !('committed' in question);
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -113,17 +150,24 @@ function attempt(question: SavepointQuestion, run: () => Outcome): Outcome {
   }
 }
 
-/** Runs steps against a database that answers with promises. */
-export async function runAsync<T, Tx>(steps: Steps<T>, adapters: AsyncAdapters<Tx>, tx: Tx, savepoint: AsyncSavepoint<Tx>): Promise<T> {
+/** Runs steps against a database that answers with promises (`committed` as in runSync). */
+export async function runAsync<T, Tx>(steps: Steps<T>, adapters: AsyncAdapters<Tx>, tx: Tx, savepoint: AsyncSavepoint<Tx>, committed: (() => void)[] = []): Promise<T> {
   const all = adapters as unknown as AnyAdapters<Tx>;
   let step = steps.next();
   while (!step.done) {
     const question = step.value;
+    if (isCommitCallback(question)) {
+      committed.push(question.committed);
+      step = steps.next();
+      continue;
+    }
     if (isSavepoint(question)) {
       let outcome: Outcome;
       for (let attempt = 1; ; attempt++) {
         try {
-          outcome = { ok: true, value: await savepoint(tx, (inner) => runAsync(question.steps(), adapters, inner, savepoint)) };
+          const inner: (() => void)[] = [];
+          outcome = { ok: true, value: await savepoint(tx, (insideTx) => runAsync(question.steps(), adapters, insideTx, savepoint, inner)) };
+          committed.push(...inner);
           break;
         } catch (error) {
           if (attempt >= question.attempts || !question.retryIf(error)) {

@@ -17,9 +17,21 @@ const pageKey = (siteId: string, version: number, query: ListQuery) =>
       .sort(([a], [b]) => (a < b ? -1 : 1)),
   ]);
 
-// Ids hold no spaces; page keys start with '['.
-const postKey = (siteId: string, version: number, postId: string) => `${siteId} ${version} ${postId}`;
+// Ids hold no spaces; page keys start with '['. A post is kept under one key whatever its version.
+const postKey = (siteId: string, postId: string) => `${siteId} ${postId}`;
 const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept.text.length);
+
+/** How many of a site's latest committed post changes are remembered (see `committed`). */
+export const CHANGE_LOG_LENGTH = 1024;
+
+interface Entry {
+  siteId: string;
+  value: Kept;
+  /** The site's content version the value was read at (a post's moves forward while it stays unchanged). */
+  version: number;
+  /** A single post's id; pages have none. */
+  postId?: string;
+}
 
 /**
  * Posts as the API shows them, single (GET one post) and as whole list pages (the posts'
@@ -28,36 +40,67 @@ const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept
  * outlives a change, also one made by another process or instance. A post or page read again
  * before the next write of its site costs reading that version and a lookup, instead of
  * reading and encoding the posts again. Bounded by the size of the JSON held; the least
- * recently used goes first, and what a site kept under a version it has moved past goes as
+ * recently used goes first, and a site's pages kept under a version it has moved past go as
  * soon as something is kept under the newer one.
+ *
+ * A single post outlives versions that changed other posts: this process's committed post
+ * writes are told to `committed` (the version each made and the post it changed), and a post
+ * kept at version v still answers at version w when every version after v up to w is one of
+ * them and none changed it. A version this process did not see commit (another process's or
+ * instance's write, a site setting) breaks the chain, and the post is read again. So while a
+ * batch of generated posts is written, the posts already kept keep answering.
  *
  * The version must be read before the posts: what is read after it is at least as new as
  * it, so nothing is kept under a version newer than its content.
  */
 export class PostJsonCache {
-  private readonly kept = new Map<string, { siteId: string; value: Kept }>();
-  /** Per site read, the newest version anything was kept under and the keys still kept under it. */
+  private readonly kept = new Map<string, Entry>();
+  /** Per site read, the newest version anything was kept under and the page keys still kept under it. */
   private readonly sites = new Map<string, { version: number; keys: Set<string> }>();
+  /** Per site, the post each of its latest committed changes of this process changed, by the version it made. */
+  private readonly changes = new Map<string, Map<number, string>>();
   private chars = 0;
 
   constructor(private readonly maxChars = POST_JSON_CACHE_CHARS) {}
 
   /** The page of `query` on the site at `version`, if kept. */
   lookupPage(siteId: string, version: number, query: ListQuery): PostsJsonPage | undefined {
-    return this.lookup(pageKey(siteId, version, query)) as PostsJsonPage | undefined;
+    return this.lookup(pageKey(siteId, version, query))?.value as PostsJsonPage | undefined;
   }
 
   keepPage(siteId: string, version: number, query: ListQuery, page: PostsJsonPage): PostsJsonPage {
-    return this.keep(siteId, version, pageKey(siteId, version, query), page);
+    return this.keep({ siteId, version, value: page }, pageKey(siteId, version, query));
   }
 
-  /** One post of the site at `version`, if kept. */
+  /** One post of the site at `version`, if kept at that version or at one since which only other posts changed. */
   lookupPost(siteId: string, version: number, postId: string): RawJson | undefined {
-    return this.lookup(postKey(siteId, version, postId)) as RawJson | undefined;
+    const entry = this.lookup(postKey(siteId, postId));
+    if (!entry || entry.version > version) return undefined;
+    if (entry.version < version) {
+      if (!this.unchangedBetween(siteId, postId, entry.version, version)) return undefined;
+      entry.version = version;
+    }
+    return entry.value as RawJson;
   }
 
   keepPost(siteId: string, version: number, postId: string, post: RawJson): RawJson {
-    return this.keep(siteId, version, postKey(siteId, version, postId), post);
+    const key = postKey(siteId, postId);
+    // A read answered after a newer one of the same post was kept (PostgreSQL) keeps the newer.
+    if ((this.kept.get(key)?.version ?? -1) > version) return post;
+    return this.keep({ siteId, version, value: post, postId }, key);
+  }
+
+  /**
+   * A post write of this process committed: it took the site to `version` and changed `postId`
+   * (only that post's JSON). Told only once the database has committed it, so a version
+   * remembered here is one the database keeps.
+   */
+  committed(siteId: string, version: number, postId: string): void {
+    let log = this.changes.get(siteId);
+    if (!log) this.changes.set(siteId, (log = new Map()));
+    log.set(version, postId);
+    // Oldest first: Map keeps insertion order.
+    if (log.size > CHANGE_LOG_LENGTH) log.delete(log.keys().next().value!);
   }
 
   /** How many posts and pages are kept, and their characters (tests). */
@@ -69,32 +112,44 @@ export class PostJsonCache {
     return this.chars;
   }
 
-  private lookup(key: string): Kept | undefined {
+  /** Whether every version after `from` up to `to` is a committed change of another post. */
+  private unchangedBetween(siteId: string, postId: string, from: number, to: number): boolean {
+    const log = this.changes.get(siteId);
+    if (!log || to - from > log.size) return false;
+    for (let version = from + 1; version <= to; version++) {
+      const changed = log.get(version);
+      if (changed === undefined || changed === postId) return false;
+    }
+    return true;
+  }
+
+  private lookup(key: string): Entry | undefined {
     const hit = this.kept.get(key);
     if (!hit) return undefined;
     // Most recently used last: Map keeps insertion order.
     this.kept.delete(key);
     this.kept.set(key, hit);
-    return hit.value;
+    return hit;
   }
 
-  private keep<V extends Kept>(siteId: string, version: number, key: string, value: V): V {
+  private keep<V extends Kept>(entry: Entry & { value: V }, key: string): V {
+    const { siteId, version, value } = entry;
     const size = charsOf(value);
     // A page too large to keep beside others (limits allow 100 long posts) is not kept.
     if (size > this.maxChars / 4) return value;
     // Two reads that missed together (answers that come later: PostgreSQL) keep it once.
     this.drop(key);
     let site = this.sites.get(siteId);
-    // Read under a version the site has moved past (answers that come later: PostgreSQL): nobody will ask for it.
-    if (site && version < site.version) return value;
+    // A page read under a version the site has moved past (answers that come later: PostgreSQL): nobody will ask for it.
+    if (site && version < site.version && !entry.postId) return value;
     if (!site || version > site.version) {
-      // The site moved on: what its older version kept is dropped now rather than aging out.
+      // The site moved on: the pages its older version kept are dropped now rather than aging out.
       for (const old of site?.keys ?? []) this.drop(old);
       site = { version, keys: new Set() };
       this.sites.set(siteId, site);
     }
-    this.kept.set(key, { siteId, value });
-    site.keys.add(key);
+    this.kept.set(key, entry);
+    if (!entry.postId) site.keys.add(key);
     this.chars += size;
     for (const oldest of this.kept.keys()) {
       if (this.chars <= this.maxChars) break;
@@ -108,6 +163,6 @@ export class PostJsonCache {
     if (!entry) return;
     this.kept.delete(key);
     this.chars -= charsOf(entry.value);
-    this.sites.get(entry.siteId)!.keys.delete(key);
+    this.sites.get(entry.siteId)?.keys.delete(key);
   }
 }

@@ -1,4 +1,4 @@
-import { ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
+import { afterCommit, ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
 import { RawJson } from '../json.js';
 import { paginationOf } from '../pagination.js';
 import { PostJsonCache } from './json-cache.js';
@@ -64,9 +64,16 @@ export class PostStore {
     this.listeners.push(listener);
   }
 
-  /** Every change moves the site's content version (public pages are kept per version) and its counts, then tells the listeners. */
+  /**
+   * Every change moves the site's content version (public pages are kept per version) and its
+   * counts, then tells the listeners. Once committed, the posts' JSON kept learns which post the
+   * version changed, so the others kept stay good.
+   */
   private *changed(change: PostChange): Steps<void> {
-    this.anchors.moved(change, yield* ask('posts', 'recordChange', change.siteId, change.at, countChangeOf(change)));
+    const version = yield* ask('posts', 'recordChange', change.siteId, change.at, countChangeOf(change));
+    this.anchors.moved(change, version);
+    const postId = (change.after ?? change.before)?.id;
+    if (postId) yield* afterCommit(() => this.kept.committed(change.siteId, version, postId));
     for (const listener of this.listeners) yield* listener(change);
   }
 

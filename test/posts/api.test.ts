@@ -301,6 +301,41 @@ t.test('a post kept by one process is read anew after another connection writes 
   t.equal((await ctx.call({ method: 'GET', url: `/api/v1/posts/${created.id}` })).statusCode, 404);
 });
 
+t.test('a post kept stays kept while other posts of its site are written, and is read anew once it changes or the site moves otherwise', async (t) => {
+  const ctx = await buildTestApp(t);
+  const create = async (title: string) => (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title } })).json().data.post as { id: string };
+  const kept = await create('Kept');
+  const other = await create('Other');
+  const title = async () => (await ctx.call({ method: 'GET', url: `/api/v1/posts/${kept.id}` })).json().data.post.title;
+  t.equal(await title(), 'Kept');
+  // A change behind the service's back that leaves the content version alone shows what answers: the post kept.
+  // (`returning` lets one helper run it on both databases.)
+  await ctx.rows('update posts set title = ? where id = ? returning id', 'Unseen', kept.id);
+  t.equal(await title(), 'Kept');
+  await create('Third');
+  t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${other.id}`, payload: { title: 'Other, edited' } })).statusCode, 200);
+  t.equal((await ctx.call({ method: 'PUT', url: `/api/v1/posts/${other.id}` })).statusCode, 200);
+  t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/posts/${other.id}` })).statusCode, 200);
+  t.equal(await title(), 'Kept', 'a create, an edit, a publish and a delete of other posts leave it kept');
+
+  // A write of other posts that rolls back after moving the version is not taken for a change that committed.
+  let refuse = true;
+  ctx.app.posts.onChange(function* () {
+    if (refuse) throw new Error('refused on purpose');
+  });
+  t.equal((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Refused' } })).statusCode, 500, 'the refused create was rolled back');
+  refuse = false;
+  // Another writer then takes the site to the version the rolled-back write had made, changing the post kept.
+  await ctx.rows('update posts set title = ? where id = ? returning id', 'Changed elsewhere', kept.id);
+  await ctx.rows('update sites set content_version = content_version + 1 where id = ? returning id', ctx.site.id);
+  t.equal(await title(), 'Changed elsewhere', "a version this process did not see commit: read anew");
+
+  await ctx.rows('update posts set title = ? where id = ? returning id', 'Unseen again', kept.id);
+  t.equal(await title(), 'Changed elsewhere', 'kept again');
+  t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${kept.id}`, payload: { title: 'Edited' } })).statusCode, 200);
+  t.equal(await title(), 'Edited', 'a write of the post itself: read anew');
+});
+
 t.test('a list page read again is the same until a post of the site changes: every kind of write shows at once', async (t) => {
   const ctx = await buildTestApp(t);
   const other = await ctx.addSite('Other site');

@@ -402,9 +402,45 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
   keptPost(posts, 'u', 1, 'p3', () => postOf(100));
   t.equal(posts.size, 4, 'posts and pages counted together: the oldest went');
   t.not(keptPost(posts, 's', 1, 'p1', () => postOf(100)), one);
-  t.not(keptPost(posts, 's', 2, 'p1', () => postOf(100)), one, 'another version is read anew');
-  t.equal(posts.size, 2, "and the site's posts and pages of version 1 went: another site's post and the new one are left");
+  t.not(keptPost(posts, 's', 2, 'p1', () => postOf(100)), one, 'another version, not known to have left it unchanged, is read anew');
+  t.equal(posts.size, 3, "the site's page of version 1 went; its other post stays until read (see the next test), another site's post too");
   t.throws(() => keptPost(posts, 's', 2, 'missing', () => { throw new Error('not found'); }), /not found/);
   await t.rejects(async () => keptPostLater(later, 's', 1, 'missing', async () => { throw new Error('not found'); }), /not found/);
-  t.equal(posts.size, 2, 'a post not found is not kept');
+  t.equal(posts.size, 3, 'a post not found is not kept');
+});
+
+t.test('post JSON cache: a post kept answers at later versions while every one between is a committed change of another post', async (t) => {
+  const { PostJsonCache, CHANGE_LOG_LENGTH } = await import('../../src/posts/json-cache.js');
+  const { RawJson } = await import('../../src/json.js');
+  const cache = new PostJsonCache();
+  const a = cache.keepPost('s', 1, 'a', new RawJson('"a"'));
+  const b = cache.keepPost('s', 1, 'b', new RawJson('"b"'));
+  const page = cache.keepPage('s', 1, { page: 1, limit: 20 }, { posts: new RawJson('[]'), pagination: { page: 1, limit: 20, total: 0, pages: 0 } });
+
+  cache.committed('s', 2, 'c');
+  cache.committed('s', 3, 'b');
+  t.equal(cache.lookupPost('s', 2, 'a'), a, "version 2 changed another post: a's JSON answers");
+  t.equal(cache.lookupPost('s', 3, 'a'), a, 'so did version 3');
+  t.equal(cache.lookupPost('s', 3, 'b'), undefined, 'version 3 changed b: read anew');
+  t.equal(cache.lookupPost('s', 2, 'b'), b, 'at version 2, b was still as kept');
+  t.equal(cache.lookupPage('s', 2, { page: 1, limit: 20 }), undefined, 'a page is kept for its version alone');
+  t.ok(page);
+  t.equal(cache.lookupPost('t', 2, 'a'), undefined, "another site's change log says nothing of this one");
+
+  // A version this process did not see commit (another instance, a rolled-back write, a site setting) breaks the chain.
+  cache.committed('s', 5, 'c');
+  t.equal(cache.lookupPost('s', 5, 'a'), undefined, 'version 4 unknown: read anew');
+  t.equal(cache.lookupPost('s', 2, 'a'), undefined, 'a read at an older version than the one it answered last is read anew');
+
+  // The read at version 5 is kept; one answered later for version 4 does not replace it.
+  const a5 = cache.keepPost('s', 5, 'a', new RawJson('"a5"'));
+  cache.keepPost('s', 4, 'a', new RawJson('"a4"'));
+  t.equal(cache.lookupPost('s', 5, 'a'), a5);
+
+  // The log keeps the latest changes: a post kept further back is read anew.
+  for (let version = 6; version <= 6 + CHANGE_LOG_LENGTH; version++) cache.committed('s', version, 'c');
+  t.equal(cache.lookupPost('s', 6 + CHANGE_LOG_LENGTH, 'a'), undefined, 'more changes since it was kept than the log holds');
+  const fresh = cache.keepPost('s', 6 + CHANGE_LOG_LENGTH, 'a', new RawJson('"fresh"'));
+  cache.committed('s', 7 + CHANGE_LOG_LENGTH, 'c');
+  t.equal(cache.lookupPost('s', 7 + CHANGE_LOG_LENGTH, 'a'), fresh);
 });
