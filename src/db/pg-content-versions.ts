@@ -4,6 +4,16 @@ import pg from 'pg';
 export const CONTENT_VERSION_CHANNEL = 'blog_content_version';
 
 /**
+ * The channel a post write tells, in its own transaction, which post the version it made changed:
+ * `<site id> <version> <post id>` (src/posts/postgres.ts, recordChange). Delivered when, and only
+ * if, the write commits: what every instance's posts' JSON cache learns of other instances' writes.
+ */
+export const POST_CHANGE_CHANNEL = 'blog_post_change';
+
+/** Told a committed post change of any instance: the site, the version it made, the post it changed. */
+export type PostChangeListener = (siteId: string, version: number, postId: string) => void;
+
+/**
  * A version a write of this instance made that the database still does not show after this
  * long was rolled back (a write holds its transaction for milliseconds after moving it): reads
  * stop asking the database for its sake.
@@ -51,6 +61,7 @@ export class PgContentVersions {
   private started: Promise<void> | null = null;
   private waiting: ((ok: boolean) => void)[] = [];
   private fencing = false;
+  private readonly postChangeListeners: PostChangeListener[] = [];
 
   constructor(private readonly url: string) {}
 
@@ -136,6 +147,11 @@ export class PgContentVersions {
     if (floor === undefined || version > floor.version) this.floor.set(siteId, { version, at: performance.now() });
   }
 
+  /** Calls `listener` with every committed post change this instance hears of while it listens (its own too). */
+  onPostChange(listener: PostChangeListener): void {
+    this.postChangeListeners.push(listener);
+  }
+
   /** Stops listening for good (before the pool closes). */
   async close(): Promise<void> {
     this.closed = true;
@@ -175,15 +191,17 @@ export class PgContentVersions {
     };
     client.on('error', onLost);
     client.on('end', onLost);
-    client.on('notification', (message) => {
-      if (message.channel !== CONTENT_VERSION_CHANNEL || !message.payload) return;
-      const space = message.payload.indexOf(' ');
-      const version = Number(message.payload.slice(space + 1));
-      if (space > 0 && Number.isSafeInteger(version)) this.raise(message.payload.slice(0, space), version);
+    client.on('notification', ({ channel, payload }) => {
+      // Ids hold no spaces.
+      const [siteId, told, postId] = payload?.split(' ') ?? [];
+      const version = Number(told);
+      if (!siteId || !Number.isSafeInteger(version)) return;
+      if (channel === CONTENT_VERSION_CHANNEL) this.raise(siteId, version);
+      else if (channel === POST_CHANGE_CHANNEL && postId) for (const listener of this.postChangeListeners) listener(siteId, version, postId);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${CONTENT_VERSION_CHANNEL}`);
+      await client.query(`LISTEN ${CONTENT_VERSION_CHANNEL}; LISTEN ${POST_CHANGE_CHANNEL}`);
       if (this.client !== client || this.closed) return;
       // Only versions read from now on are vouched for: what was held before was forgotten when listening stopped.
       this.epoch++;

@@ -43,12 +43,13 @@ interface Entry {
  * recently used goes first, and a site's pages kept under a version it has moved past go as
  * soon as something is kept under the newer one.
  *
- * A single post outlives versions that changed other posts: this process's committed post
- * writes are told to `committed` (the version each made and the post it changed), and a post
- * kept at version v still answers at version w when every version after v up to w is one of
- * them and none changed it. A version this process did not see commit (another process's or
- * instance's write, a site setting) breaks the chain, and the post is read again. So while a
- * batch of generated posts is written, the posts already kept keep answering.
+ * A single post outlives versions that changed other posts: committed post writes are told to
+ * `committed` (the version each made and the post it changed: this process's own once they
+ * commit, other PostgreSQL instances' as their notifications arrive), and a post kept at version
+ * v still answers at version w when every version after v up to w is one of them and none
+ * changed it. A version not told (a writer outside the service, a rolled-back write, a site
+ * setting) breaks the chain, and the post is read again. So while a batch of generated posts is
+ * written, the posts already kept keep answering.
  *
  * The version must be read before the posts: what is read after it is at least as new as
  * it, so nothing is kept under a version newer than its content.

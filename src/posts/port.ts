@@ -40,8 +40,9 @@ export interface PostPort {
    * A post write's mark on its site, in one question: moves the site's content version and
    * answers the new one (a site unknown is NOT_FOUND), and adds `counted`, when the change moved
    * a post between counted states, to the site's post counts (atomically: other instances write too).
+   * `postId` is the post changed, for the databases that tell other instances (PostgreSQL).
    */
-  recordChange(siteId: string, at: Date, counted: PostCountChange | null): number;
+  recordChange(siteId: string, at: Date, counted: PostCountChange | null, postId: string): number;
   /** The site's content version (0 for a site unknown). */
   contentVersion(siteId: string): number;
   /** The site's post counts, kept by every write; undefined before its first post. */

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
+import { POST_CHANGE_CHANNEL } from '../db/pg-content-versions.js';
 import { namedQuery, refusedByUnique, sendAhead, type PgExecutor } from '../db/postgres.js';
 import { notFound } from '../errors.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
@@ -75,14 +76,16 @@ export const PG_POST_WRITE_SQL = {
   creationContext: `select (select max(created_at) from posts where site_id = $1) as latest,
                            (select id from posts where site_id = $1 and slug = $2) as holder`,
   // The version moves atomically (several instances write one site at once); the counts only where the site is.
-  recordChange: 'update sites set content_version = content_version + 1, content_updated_at = $2 where id = $1 returning content_version as version',
+  // Each tells every instance which post the version changed (POST_CHANGE_CHANNEL), once it commits.
+  recordChange: `update sites set content_version = content_version + 1, content_updated_at = $2 where id = $1
+    returning content_version as version, pg_notify('${POST_CHANGE_CHANNEL}', $1::text || ' ' || content_version || ' ' || $3::text)`,
   recordCountedChange: `with moved as (
       update sites set content_version = content_version + 1, content_updated_at = $2 where id = $1 returning content_version
     ), counted as (
       insert into post_counts (site_id, drafts, public, unlisted) select $1::text, $6::int, $7::int, $8::int from moved
       on conflict (site_id) do update set drafts = post_counts.drafts + $3::int, public = post_counts.public + $4::int, unlisted = post_counts.unlisted + $5::int
     )
-    select content_version as version from moved`,
+    select content_version as version, pg_notify('${POST_CHANGE_CHANNEL}', $1::text || ' ' || content_version || ' ' || $9::text) from moved`,
 } as const;
 
 /**
@@ -154,7 +157,7 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
       .values({ siteId: post.siteId, slug: post.slug, postId: post.id, createdAt: now })
       .onConflictDoUpdate({ target: [postSlugRedirects.siteId, postSlugRedirects.slug], set: { postId: post.id, createdAt: now } });
   },
-  recordChange: async (db, siteId, at, counted) => {
+  recordChange: async (db, siteId, at, counted, postId) => {
     const [moved] = counted
       ? await namedQuery<{ version: number }>(db, 'posts_record_counted_change', PG_POST_WRITE_SQL.recordCountedChange, [
           siteId,
@@ -165,8 +168,9 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
           counted.initial.drafts,
           counted.initial.public,
           counted.initial.unlisted,
+          postId,
         ])
-      : await namedQuery<{ version: number }>(db, 'posts_record_change', PG_POST_WRITE_SQL.recordChange, [siteId, at]);
+      : await namedQuery<{ version: number }>(db, 'posts_record_change', PG_POST_WRITE_SQL.recordChange, [siteId, at, postId]);
     if (!moved) throw notFound('site');
     return moved.version;
   },

@@ -70,9 +70,9 @@ export class PostStore {
    * version changed, so the others kept stay good.
    */
   private *changed(change: PostChange): Steps<void> {
-    const version = yield* ask('posts', 'recordChange', change.siteId, change.at, countChangeOf(change));
+    const postId = (change.after ?? change.before)?.id ?? '';
+    const version = yield* ask('posts', 'recordChange', change.siteId, change.at, countChangeOf(change), postId);
     this.anchors.moved(change, version);
-    const postId = (change.after ?? change.before)?.id;
     if (postId) yield* afterCommit(() => this.kept.committed(change.siteId, version, postId));
     for (const listener of this.listeners) yield* listener(change);
   }
@@ -83,6 +83,14 @@ export class PostStore {
     const { result, change } = picksSlug ? yield* inSavepoint(steps, { attempts: SLUG_ATTEMPTS, retryIf: isSlugTakenMeanwhile }) : yield* steps();
     yield* this.changed(change);
     return result;
+  }
+
+  /**
+   * A post change another writer committed (another instance, as PostgreSQL's notifications
+   * tell it): the version it made changed `postId` alone, so the other posts kept stay good.
+   */
+  changeCommitted(siteId: string, version: number, postId: string): void {
+    this.kept.committed(siteId, version, postId);
   }
 
   /** Creating a post as steps, for a caller's transaction (a job committing its post with its own success). */

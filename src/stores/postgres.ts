@@ -63,8 +63,8 @@ export function withContentVersions(adapters: AsyncAdapters<PgExecutor>, root: P
         versions.learn(siteId, version, token);
         return version;
       },
-      recordChange: async (tx, siteId, at, counted) => {
-        const version = await posts.recordChange(tx, siteId, at, counted);
+      recordChange: async (tx, siteId, at, counted, postId) => {
+        const version = await posts.recordChange(tx, siteId, at, counted, postId);
         versions.moving(siteId, version);
         return version;
       },
@@ -89,10 +89,13 @@ export function postgresStores(handle: PostgresHandle): Stores {
   void handle.contentVersions.start();
   const db = postgresStepDatabase(handle, withContentVersions(postgresAdapters, handle.db, handle.contentVersions));
   const afterCommit = postgresAfterCommit(handle.db);
+  const posts = new PostStore(db, POSTGRES_TEXT);
+  // Other instances' post writes, as they commit: the posts kept here that they did not change stay good.
+  handle.contentVersions.onPostChange((siteId, version, postId) => posts.changeCommitted(siteId, version, postId));
   return {
     db,
 
-    posts: new PostStore(db, POSTGRES_TEXT),
+    posts,
     publicSite: new PublicSite(db),
     // Several instances share the database: a running request claims its key with a row.
     idempotency: new IdempotencyStore(db, new LeasedClaims()),

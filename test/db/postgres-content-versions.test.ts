@@ -7,7 +7,7 @@
 import pg from 'pg';
 import t from 'tap';
 import * as pgSchema from '../../src/db/pg-schema.js';
-import { PgContentVersions } from '../../src/db/pg-content-versions.js';
+import { PgContentVersions, POST_CHANGE_CHANNEL } from '../../src/db/pg-content-versions.js';
 import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
 
 const SITE_ID = 'site-1';
@@ -34,6 +34,14 @@ postgresTests(() => {
     const v1 = await bump();
     t.ok(await versions.fence(), 'a fence passes');
     t.equal(versions.current(SITE_ID), v1, "after a fence, another connection's committed change is known");
+
+    // Post changes told on their own channel reach the listeners, whole ones only.
+    const told: unknown[] = [];
+    versions.onPostChange((...change) => told.push(change));
+    for (const payload of [`${SITE_ID} 41 post-a`, `${SITE_ID} x post-b`, `${SITE_ID} 42`, '']) await writer.query(`select pg_notify('${POST_CHANGE_CHANNEL}', $1)`, [payload]);
+    t.ok(await versions.fence());
+    t.same(told, [[SITE_ID, 41, 'post-a']], 'a post change told; one without a version or a post ignored');
+    t.equal(versions.current(SITE_ID), v1, 'and the version is not taken from it');
 
     // An uncommitted change: no notification until commit, and a rollback never notifies.
     await writer.query('begin');

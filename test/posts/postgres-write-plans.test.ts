@@ -62,8 +62,8 @@ postgresTests(() => {
     noScanNoSort(lock, 'lock');
 
     for (const [name, text, values] of [
-      ['recordChange', PG_POST_WRITE_SQL.recordChange, [SITE_ID, new Date()]],
-      ['recordCountedChange', PG_POST_WRITE_SQL.recordCountedChange, [SITE_ID, new Date(), 1, 0, 0, 1, 0, 0]],
+      ['recordChange', PG_POST_WRITE_SQL.recordChange, [SITE_ID, new Date(), 'post-7']],
+      ['recordCountedChange', PG_POST_WRITE_SQL.recordCountedChange, [SITE_ID, new Date(), 1, 0, 0, 1, 0, 0, 'post-7']],
     ] as const) {
       const plan = await planOf(text, [...values]);
       t.match(plan, /Index Scan using sites_pkey/, `${name}: the site's row by key`);

@@ -1,4 +1,4 @@
-import { and, count, countDistinct, eq } from 'drizzle-orm';
+import { and, count, countDistinct, eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
@@ -275,6 +275,25 @@ function definePostTests() {
     const page = await stores[0].list(SITE_ID, { page: 1, limit: 3, status: 'all' });
     t.same(listed(page.posts).map((post) => Date.parse(post.createdAt)), times.slice(-3).reverse(), 'newest first');
     t.equal(page.pagination.total, 200);
+  });
+
+  t.test("another instance's writes of other posts leave a post kept here good; its write of that post shows here at once", async (t) => {
+    const url = await startPostgres(t);
+    const instances = [await openTestPostgres(t, url), await openTestPostgres(t, url)];
+    await instances[0].db.insert(pgSchema.sites).values(siteRow);
+    const [here, there] = instances.map((instance) => postgresStores(instance).posts) as [PostStore, PostStore];
+    await Promise.all(instances.map((instance) => instance.contentVersions.start()));
+    const kept = await there.create(SITE_ID, { title: 'Kept' });
+    const title = async () => (JSON.parse((await here.getJson(SITE_ID, kept.id)).text) as { title: string }).title;
+    t.equal(await title(), 'Kept');
+    // A change behind the stores' backs that leaves the version alone shows what answers here: the post kept.
+    await instances[1].db.execute(sql`update posts set title = 'Unseen' where id = ${kept.id}`);
+    t.equal(await title(), 'Kept');
+    const other = await there.create(SITE_ID, { title: 'Other' });
+    await there.update(SITE_ID, other.id, { title: 'Other, edited' });
+    t.equal(await title(), 'Kept', "two writes of another post on the other instance: still kept here");
+    await there.update(SITE_ID, kept.id, { title: 'Edited there' });
+    t.equal(await title(), 'Edited there', "the other instance's write of the post itself shows here at once");
   });
 
   /** Waits until a statement of the database waits for a lock another transaction holds. */
