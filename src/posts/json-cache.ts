@@ -23,6 +23,8 @@ const charsOf = (kept: Kept) => ('posts' in kept ? kept.posts.text.length : kept
 
 /** How many of a site's latest committed post changes are remembered (see `committed`). */
 export const CHANGE_LOG_LENGTH = 1024;
+/** How many are remembered over all sites (about 10 MB): the sites written least recently are forgotten first. */
+export const CHANGE_LOG_ENTRIES = 65_536;
 
 interface Entry {
   siteId: string;
@@ -58,8 +60,9 @@ export class PostJsonCache {
   private readonly kept = new Map<string, Entry>();
   /** Per site read, the newest version anything was kept under and the page keys still kept under it. */
   private readonly sites = new Map<string, { version: number; keys: Set<string> }>();
-  /** Per site, the post each of its latest committed changes of this process changed, by the version it made. */
+  /** Per site (the most recently written last), the post each of its latest committed changes changed, by the version it made. */
   private readonly changes = new Map<string, Map<number, string>>();
+  private logged = 0;
   private chars = 0;
 
   constructor(private readonly maxChars = POST_JSON_CACHE_CHARS) {}
@@ -97,11 +100,28 @@ export class PostJsonCache {
    * remembered here is one the database keeps.
    */
   committed(siteId: string, version: number, postId: string): void {
-    let log = this.changes.get(siteId);
-    if (!log) this.changes.set(siteId, (log = new Map()));
+    const log = this.changes.get(siteId) ?? new Map<number, string>();
+    // Most recently written last: Map keeps insertion order.
+    this.changes.delete(siteId);
+    this.changes.set(siteId, log);
+    // Told twice (a write of this instance, then its notification): the same fact.
+    if (log.has(version)) return;
     log.set(version, postId);
-    // Oldest first: Map keeps insertion order.
-    if (log.size > CHANGE_LOG_LENGTH) log.delete(log.keys().next().value!);
+    this.logged++;
+    if (log.size > CHANGE_LOG_LENGTH) {
+      log.delete(log.keys().next().value!);
+      this.logged--;
+    }
+    for (const [oldest, oldestLog] of this.changes) {
+      if (this.logged <= CHANGE_LOG_ENTRIES) break;
+      this.changes.delete(oldest);
+      this.logged -= oldestLog.size;
+    }
+  }
+
+  /** How many committed changes are remembered over all sites (tests). */
+  get loggedChanges(): number {
+    return this.logged;
   }
 
   /** How many posts and pages are kept, and their characters (tests). */

@@ -410,7 +410,7 @@ t.test('post JSON cache: pages and posts kept per site, version and query; the l
 });
 
 t.test('post JSON cache: a post kept answers at later versions while every one between is a committed change of another post', async (t) => {
-  const { PostJsonCache, CHANGE_LOG_LENGTH } = await import('../../src/posts/json-cache.js');
+  const { PostJsonCache, CHANGE_LOG_LENGTH, CHANGE_LOG_ENTRIES } = await import('../../src/posts/json-cache.js');
   const { RawJson } = await import('../../src/json.js');
   const cache = new PostJsonCache();
   const a = cache.keepPost('s', 1, 'a', new RawJson('"a"'));
@@ -442,5 +442,19 @@ t.test('post JSON cache: a post kept answers at later versions while every one b
   t.equal(cache.lookupPost('s', 6 + CHANGE_LOG_LENGTH, 'a'), undefined, 'more changes since it was kept than the log holds');
   const fresh = cache.keepPost('s', 6 + CHANGE_LOG_LENGTH, 'a', new RawJson('"fresh"'));
   cache.committed('s', 7 + CHANGE_LOG_LENGTH, 'c');
+  cache.committed('s', 7 + CHANGE_LOG_LENGTH, 'c');
   t.equal(cache.lookupPost('s', 7 + CHANGE_LOG_LENGTH, 'a'), fresh);
+  t.equal(cache.loggedChanges, CHANGE_LOG_LENGTH, "a site's log is bounded, and a change told twice counts once");
+
+  // Over many sites, the sites written least recently are forgotten first, whole.
+  cache.committed('s', 8 + CHANGE_LOG_LENGTH, 'c');
+  const sites = CHANGE_LOG_ENTRIES / CHANGE_LOG_LENGTH + 1;
+  for (let site = 0; site < sites; site++) for (let version = 1; version <= CHANGE_LOG_LENGTH; version++) cache.committed(`site-${site}`, version, 'p');
+  t.equal(cache.loggedChanges, CHANGE_LOG_ENTRIES, 'bounded over all sites');
+  t.equal(cache.lookupPost('s', 8 + CHANGE_LOG_LENGTH, 'a'), undefined, "the site written least recently ('s') lost its log: read anew");
+  cache.keepPost('site-0', 1, 'q', new RawJson('"q"'));
+  t.equal(cache.lookupPost('site-0', 2, 'q'), undefined, 'and so did the next, to make room');
+  const last = `site-${sites - 1}`;
+  const recent = cache.keepPost(last, 1, 'q', new RawJson('"q"'));
+  t.equal(cache.lookupPost(last, CHANGE_LOG_LENGTH, 'q'), recent, 'the most recently written keep theirs');
 });
