@@ -424,7 +424,7 @@ t.test('post JSON cache: a post kept answers at later versions while every one b
   t.equal(cache.lookupPost('s', 3, 'b'), undefined, 'version 3 changed b: read anew');
   t.equal(cache.lookupPost('s', 2, 'b'), b, 'at version 2, b was still as kept');
   t.equal(cache.lookupPage('s', 2, { page: 1, limit: 20 }), undefined, 'a page is kept for its version alone');
-  t.ok(page);
+  t.equal(cache.lookupPage('s', 1, { page: 1, limit: 20 }), page, 'and at its own version it answers');
   t.equal(cache.lookupPost('t', 2, 'a'), undefined, "another site's change log says nothing of this one");
 
   // A version this process did not see commit (another instance, a rolled-back write, a site setting) breaks the chain.
