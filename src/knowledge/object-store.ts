@@ -84,8 +84,12 @@ export class TemporaryFiles {
         done(null, chunk);
       },
     });
+    // The file is created before the pipeline starts: a write stream opening it itself may do so
+    // after a failed pipeline has already settled (its open waiting in a busy thread pool), and the
+    // file would appear after it was discarded. The stream closes the handle, failed or not.
+    const handle = await fs.promises.open(tmpPath, 'wx');
     try {
-      await pipeline(stream, counter, fs.createWriteStream(tmpPath, { flags: 'wx' }));
+      await pipeline(stream, counter, handle.createWriteStream());
     } catch (error) {
       await this.discard(tmpPath);
       throw error;
