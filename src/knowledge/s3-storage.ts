@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Location } from '../config.js';
@@ -151,16 +150,16 @@ export class S3Storage implements ObjectStore {
   }
 
   async withLocalFile<T>(storageKey: string, use: (filePath: string) => Promise<T>): Promise<T> {
-    const localPath = this.temporary.newPath();
+    const localPath = await this.download(storageKey);
     try {
-      await this.download(storageKey, localPath);
       return await use(localPath);
     } finally {
       await this.temporary.discard(localPath);
     }
   }
 
-  private async download(storageKey: string, localPath: string): Promise<void> {
+  /** The object, copied to a new temporary file (nothing left when the copy fails). */
+  private async download(storageKey: string): Promise<string> {
     const Key = this.objectKey(storageKey);
     let body: Readable;
     try {
@@ -170,7 +169,7 @@ export class S3Storage implements ObjectStore {
       throw this.failure('the stored file could not be read', error);
     }
     try {
-      await pipeline(body, fs.createWriteStream(localPath, { flags: 'wx' }));
+      return (await this.temporary.receive(body)).tmpPath;
     } catch (error) {
       throw this.failure('the stored file could not be read', error);
     }
