@@ -87,7 +87,13 @@ export class TemporaryFiles {
     // The file is created before the pipeline starts: a write stream opening it itself may do so
     // after a failed pipeline has already settled (its open waiting in a busy thread pool), and the
     // file would appear after it was discarded. The stream closes the handle, failed or not.
-    const handle = await fs.promises.open(tmpPath, 'wx');
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(tmpPath, 'wx');
+    } catch (error) {
+      stream.destroy(); // as a failed pipeline would: its sender is not left waiting
+      throw error;
+    }
     try {
       await pipeline(stream, counter, handle.createWriteStream());
     } catch (error) {

@@ -54,3 +54,12 @@ t.test('a stream that fails leaves nothing, even when the file opens only after 
     t.same(fs.readdirSync(temporary.dir), [], `nothing is left (failing ${failing})`);
   }
 });
+
+t.test('a file that cannot be created fails the receive and ends the stream it was given', async (t) => {
+  const temporary = folder(t);
+  fs.rmSync(temporary.dir, { recursive: true });
+  const source = new PassThrough();
+  source.write('bytes nobody will keep');
+  await t.rejects(temporary.receive(source), { code: 'ENOENT' });
+  t.ok(source.destroyed, 'the source is not left waiting for a reader');
+});
