@@ -87,18 +87,26 @@ export class TemporaryFiles {
     // The file is created before the pipeline starts: a write stream opening it itself may do so
     // after a failed pipeline has already settled (its open waiting in a busy thread pool), and the
     // file would appear after it was discarded. The stream closes the handle, failed or not.
-    let handle: fs.promises.FileHandle;
+    // While the file opens nothing listens to the stream yet: an error it emits then must not be
+    // an uncaught one. The pipeline still sees it, as the stream's own `errored`.
+    const heldUntilPiped = () => {};
+    stream.on('error', heldUntilPiped);
     try {
-      handle = await fs.promises.open(tmpPath, 'wx');
-    } catch (error) {
-      stream.destroy(); // as a failed pipeline would: its sender is not left waiting
-      throw error;
-    }
-    try {
-      await pipeline(stream, counter, handle.createWriteStream());
-    } catch (error) {
-      await this.discard(tmpPath);
-      throw error;
+      let handle: fs.promises.FileHandle;
+      try {
+        handle = await fs.promises.open(tmpPath, 'wx');
+      } catch (error) {
+        stream.destroy(); // as a failed pipeline would: its sender is not left waiting
+        throw error;
+      }
+      try {
+        await pipeline(stream, counter, handle.createWriteStream());
+      } catch (error) {
+        await this.discard(tmpPath);
+        throw error;
+      }
+    } finally {
+      stream.off('error', heldUntilPiped);
     }
     return { tmpPath, size };
   }

@@ -63,3 +63,14 @@ t.test('a file that cannot be created fails the receive and ends the stream it w
   await t.rejects(temporary.receive(source), { code: 'ENOENT' });
   t.ok(source.destroyed, 'the source is not left waiting for a reader');
 });
+
+t.test('a stream that fails while the file is still opening is refused, not an uncaught error', async (t) => {
+  const temporary = folder(t);
+  slowOpens(t, 50);
+  // Nobody listens to this stream's errors (as to a download's body): it breaks off mid-open.
+  const source = new PassThrough();
+  setTimeout(() => source.destroy(new Error('connection reset')), 10);
+  await t.rejects(temporary.receive(source), /connection reset/);
+  await sleep(100);
+  t.same(fs.readdirSync(temporary.dir), [], 'nothing is left');
+});
