@@ -1,22 +1,23 @@
-# Build stage: compile better-sqlite3 and the TypeScript sources.
-FROM node:20-bookworm-slim AS build
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+# Build stage: the TypeScript sources. Native modules (better-sqlite3 13, sharp, argon2) ship
+# Node-API binaries in their packages: no compiler needed.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No lifecycle scripts of the package itself yet (its `prepare` builds, which needs the sources).
-RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3 esbuild
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY routes ./routes
-# Compiler leftovers of better-sqlite3 (objects, its copy of SQLite's sources) stay behind.
+# better-sqlite3's copy of SQLite's sources (for building from source) and the binaries of
+# other platforms stay behind.
 RUN npm run build && npm prune --omit=dev --ignore-scripts \
-  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src node_modules/better-sqlite3/build/Release/obj* \
-     node_modules/better-sqlite3/build/Release/.deps node_modules/better-sqlite3/build/deps \
+  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+  && find node_modules/better-sqlite3/prebuilds -type f ! -name "linux-$(node -p 'process.arch')*" -delete \
   && chmod +x dist/src/admin/cli.js
 
 # Runtime stage: only the compiled app, production dependencies and migrations.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # Shutdown must end inside `docker stop`'s default 10 s grace: 6 s for running tasks, then 2 s
 # at most to close. Give long generations more with --stop-timeout and a larger value here.
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data SHUTDOWN_TIMEOUT_MS=6000

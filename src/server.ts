@@ -1,3 +1,5 @@
+// First: refuses an unsupported Node before anything native loads.
+import './node-version.js';
 import Fastify from 'fastify';
 import app, { serverOptions } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: refuses an unsupported Node before anything native loads.
+import '../node-version.js';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
