@@ -14,26 +14,39 @@
 // 0.8 on either. A missed target is a finding, not an error: the exit code is 0 unless the
 // measurement itself failed.
 //
+// Two sets are measured, each on its own site: the team's own (grounding-set.mjs, documents in
+// test/fixtures/grounding) and a second one written apart from the rules (grounding-second-set.mjs,
+// test/fixtures/grounding-second), whose held-out part is reported as figures only (its topics
+// are not printed one by one unless --show-held-out asks for them).
+//
 // Options: --json prints only the figures as JSON on stdout (the rest goes to stderr);
-//          --only <kind> runs the topics of one kind.
+//          --only <kind> runs the topics of one kind; --set first|second runs one set;
+//          --show-held-out prints the held-out topics' lines too.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { FIXTURES_DIR, buildApp, dist, makeApiKey, multipartFile, pollUntil, printResult, printTable, round, runBench, tempDir, verdict } from './lib.mjs';
-import { DOCUMENTS, KINDS, TARGETS, TOPICS, groundingFigures } from './grounding-set.mjs';
+import * as firstSet from './grounding-set.mjs';
+import * as secondSet from './grounding-second-set.mjs';
 
-const DOCUMENTS_DIR = path.join(FIXTURES_DIR, 'grounding');
+const { TARGETS, groundingFigures } = firstSet;
+
+
 
 function parseArgs(argv) {
-  const options = { json: false, only: null };
+  const options = { json: false, only: null, set: null, showHeldOut: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') options.json = true;
     else if (arg === '--only') options.only = argv[++i] ?? null;
     else if (arg.startsWith('--only=')) options.only = arg.slice('--only='.length);
-    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>)`);
+    else if (arg === '--set') options.set = argv[++i] ?? null;
+    else if (arg === '--show-held-out') options.showHeldOut = true;
+    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>, --set first|second, --show-held-out)`);
   }
-  if (options.only !== null && !KINDS.includes(options.only)) throw new Error(`--only takes one of ${KINDS.join(', ')}`);
+  const kinds = new Set([...firstSet.KINDS, ...secondSet.KINDS]);
+  if (options.only !== null && !kinds.has(options.only)) throw new Error(`--only takes one of ${[...kinds].join(', ')}`);
+  if (options.set !== null && !['first', 'second'].includes(options.set)) throw new Error('--set takes first or second');
   return options;
 }
 
@@ -48,15 +61,31 @@ try {
 const log = console.log;
 if (options.json) console.log = (...args) => console.error(...args);
 
+/** Uploads every document through the API and waits until each one is indexed. */
+
+const SETS = [
+  { name: 'first', label: "the team's own set", dir: path.join(FIXTURES_DIR, 'grounding'), documents: firstSet.DOCUMENTS, parts: [{ name: 'all', topics: firstSet.TOPICS, shown: true }] },
+  {
+    name: 'second',
+    label: 'the second set',
+    dir: path.join(FIXTURES_DIR, 'grounding-second'),
+    documents: secondSet.DOCUMENTS,
+    parts: [
+      { name: 'tuning', topics: secondSet.TOPICS, shown: true },
+      { name: 'held-out', topics: secondSet.HELD_OUT, shown: false },
+    ],
+  },
+];
+
 const MIME = { txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', pdf: 'application/pdf', doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' };
 const figure = (value) => round(value, 3);
 
 /** Uploads every document through the API and waits until each one is indexed. */
-async function uploadDocuments(app, apiKey) {
+async function uploadDocuments(app, apiKey, dir, documents) {
   const headers = { authorization: `Bearer ${apiKey}` };
   const ids = new Map();
-  for (const name of DOCUMENTS) {
-    const form = multipartFile(name, fs.readFileSync(path.join(DOCUMENTS_DIR, name)), MIME[path.extname(name).slice(1)]);
+  for (const name of documents) {
+    const form = multipartFile(name, fs.readFileSync(path.join(dir, name)), MIME[path.extname(name).slice(1)]);
     const res = await app.inject({ method: 'POST', url: '/api/v1/knowledge', payload: form.body, headers: { ...headers, 'content-type': form.contentType } });
     if (res.statusCode !== 201) throw new Error(`upload of ${name}: ${res.statusCode} ${res.body}`);
     ids.set(name, res.json().data.knowledge.id);
@@ -78,44 +107,9 @@ async function uploadDocuments(app, apiKey) {
   return ids;
 }
 
-await runBench('bench/grounding', async () => {
-  const { writeGroundedPost } = await dist('src/generation/grounded.js');
-  const { passagesToGroundOn } = await dist('src/generation/relevance.js');
+const row = (kind, f) => ({ kind, topics: f.topics, relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall), exact: `${f.exact}/${f.topics}` });
 
-  const apiKey = makeApiKey();
-  const { app, close } = await buildApp(tempDir('blog-bench-grounding-'), { env: { BOOTSTRAP_API_KEY: apiKey, GENERATOR: 'builtin' } });
-  const siteId = app.sites.authenticate(apiKey).site.id;
-  await uploadDocuments(app, apiKey);
-  console.log(`${DOCUMENTS.length} documents uploaded and indexed`);
-
-  // A generator that writes nothing and records the files the post would be grounded on.
-  let drawn;
-  const recorder = {
-    provider: 'builtin',
-    model: 'builtin',
-    async generate(req) {
-      drawn = new Set(passagesToGroundOn(req).map((passage) => passage.fileName));
-      return { post: { title: req.topic, description: '', category: 'x', tags: [], content: '' }, provider: 'builtin', model: 'builtin' };
-    },
-  };
-
-  const topics = TOPICS.filter((topic) => options.only === null || topic.kind === options.only);
-  const results = [];
-  for (const { kind, topic, relevant } of topics) {
-    drawn = null;
-    await writeGroundedPost({ knowledge: app.knowledge, generator: recorder }, siteId, { topic });
-    if (drawn === null) throw new Error(`the generator was not called for "${topic}"`);
-    results.push({ kind, topic, relevant, drawn: [...drawn] });
-  }
-  await close();
-
-  const figures = groundingFigures(results);
-  const row = (kind, f) => ({ kind, topics: f.topics, relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall), exact: `${f.exact}/${f.topics}` });
-  printTable('documents drawn on, per kind of topic (micro-averaged over topic-document pairs)', [
-    ...Object.entries(figures.kinds).map(([kind, f]) => row(kind, f)),
-    row('all', figures.overall),
-  ]);
-
+function printTopics(results) {
   console.log('\nper topic: ✓ drawn and relevant, ✗ drawn but not relevant, missed: relevant but not drawn');
   for (const { kind, topic, relevant, drawn: files } of results) {
     const want = new Set(relevant);
@@ -124,31 +118,98 @@ await runBench('bench/grounding', async () => {
     const missed = relevant.filter((file) => !files.includes(file));
     console.log(`${ok ? '✓' : '✗'} [${kind}] ${topic}\n    drawn: ${got}${missed.length ? `; missed: ${missed.join(', ')}` : ''}${relevant.length ? '' : '; relevant: (none)'}`);
   }
+}
 
-  const targets = [
-    { measure: 'recall, overall', value: figure(figures.overall.recall), target: `>= ${TARGETS.recall}`, verdict: verdict(figures.overall.recall >= TARGETS.recall) },
-    { measure: 'precision, overall', value: figure(figures.overall.precision), target: `>= ${TARGETS.precision}`, verdict: verdict(figures.overall.precision >= TARGETS.precision) },
-    ...Object.entries(figures.kinds).flatMap(([kind, f]) => [
-      { measure: `recall, ${kind}`, value: figure(f.recall), target: `>= ${TARGETS.kindFloor}`, verdict: verdict(f.recall >= TARGETS.kindFloor) },
-      { measure: `precision, ${kind}`, value: figure(f.precision), target: `>= ${TARGETS.kindFloor}`, verdict: verdict(f.precision >= TARGETS.kindFloor) },
-    ]),
-  ];
+/** Measures one set on a site of its own: every part's figures, and both parts together. */
+async function measureSet(set, writeGroundedPost, passagesToGroundOn) {
+  const apiKey = makeApiKey();
+  const { app, close } = await buildApp(tempDir(`blog-bench-grounding-${set.name}-`), { env: { BOOTSTRAP_API_KEY: apiKey, GENERATOR: 'builtin' } });
+  try {
+    const siteId = app.sites.authenticate(apiKey).site.id;
+    await uploadDocuments(app, apiKey, set.dir, set.documents);
+    console.log(`\n=== ${set.label} (${set.name}): ${set.documents.length} documents uploaded and indexed`);
+
+    // A generator that writes nothing and records the files the post would be grounded on.
+    let drawn;
+    const recorder = {
+      provider: 'builtin',
+      model: 'builtin',
+      async generate(req) {
+        drawn = new Set(passagesToGroundOn(req).map((passage) => passage.fileName));
+        return { post: { title: req.topic, description: '', category: 'x', tags: [], content: '' }, provider: 'builtin', model: 'builtin' };
+      },
+    };
+    const parts = {};
+    const everything = [];
+    for (const part of set.parts) {
+      const results = [];
+      for (const { kind, topic, relevant } of part.topics.filter((topic) => options.only === null || topic.kind === options.only)) {
+        drawn = null;
+        await writeGroundedPost({ knowledge: app.knowledge, generator: recorder }, siteId, { topic });
+        if (drawn === null) throw new Error(`the generator was not called for "${topic}"`);
+        results.push({ kind, topic, relevant, drawn: [...drawn] });
+      }
+      if (results.length === 0) continue;
+      const figures = groundingFigures(results);
+      parts[part.name] = { figures, results, shown: part.shown };
+      everything.push(...results);
+      printTable(`${set.name} set, ${part.name} topics: documents drawn on, per kind of topic (micro-averaged over topic-document pairs)`, [
+        ...Object.entries(figures.kinds).map(([kind, f]) => row(kind, f)),
+        row('all', figures.overall),
+      ]);
+      if (part.shown || options.showHeldOut) printTopics(results);
+      else console.log(`(${results.length} held-out topics: figures only; --show-held-out prints them)`);
+    }
+    return { parts, figures: groundingFigures(everything), topics: everything.length };
+  } finally {
+    await close();
+  }
+}
+
+await runBench('bench/grounding', async () => {
+  const { writeGroundedPost } = await dist('src/generation/grounded.js');
+  const { passagesToGroundOn } = await dist('src/generation/relevance.js');
+
+  const measured = {};
+  for (const set of SETS.filter((set) => options.set === null || options.set === set.name)) {
+    measured[set.name] = await measureSet(set, writeGroundedPost, passagesToGroundOn);
+  }
+
+  const targets = [];
+  for (const [name, { parts, figures }] of Object.entries(measured)) {
+    const lines = [[`${name} set`, figures], ...(Object.keys(parts).length > 1 ? Object.entries(parts).map(([part, p]) => [`${name} set, ${part}`, p.figures]) : [])];
+    for (const [label, f] of lines) {
+      targets.push({ measure: `recall, ${label}`, value: figure(f.overall.recall), target: `>= ${TARGETS.recall}`, verdict: verdict(f.overall.recall >= TARGETS.recall) });
+      targets.push({ measure: `precision, ${label}`, value: figure(f.overall.precision), target: `>= ${TARGETS.precision}`, verdict: verdict(f.overall.precision >= TARGETS.precision) });
+    }
+    for (const [kind, f] of Object.entries(figures.kinds)) {
+      targets.push({ measure: `recall, ${name} set, ${kind}`, value: figure(f.recall), target: `>= ${TARGETS.kindFloor}`, verdict: verdict(f.recall >= TARGETS.kindFloor) });
+      targets.push({ measure: `precision, ${name} set, ${kind}`, value: figure(f.precision), target: `>= ${TARGETS.kindFloor}`, verdict: verdict(f.precision >= TARGETS.kindFloor) });
+    }
+  }
   printTable('targets', targets);
-  console.log(`\nverdict: ${figures.pass ? 'every target met' : `targets missed (${figures.misses.length}): ${figures.misses.join('; ')}`}`);
+  const misses = Object.entries(measured).flatMap(([name, { figures }]) => figures.misses.map((miss) => `${name} set: ${miss}`));
+  console.log(`\nverdict: ${misses.length === 0 ? 'every target met' : `targets missed (${misses.length}): ${misses.join('; ')}`}`);
 
   const summary = {
-    documents: DOCUMENTS.length,
-    topics: results.length,
     only: options.only,
     targets: TARGETS,
-    pass: figures.pass,
-    misses: figures.misses,
-    overall: figures.overall,
-    kinds: figures.kinds,
-    topicResults: results.map(({ kind, topic, relevant, drawn: files }) => ({ kind, topic, relevant, drawn: files })),
+    pass: misses.length === 0,
+    misses,
+    sets: Object.fromEntries(
+      Object.entries(measured).map(([name, { parts, figures, topics }]) => [
+        name,
+        {
+          topics,
+          overall: figures.overall,
+          kinds: figures.kinds,
+          parts: Object.fromEntries(Object.entries(parts).map(([part, p]) => [part, { overall: p.figures.overall, kinds: p.figures.kinds, ...(p.shown || options.showHeldOut ? { topicResults: p.results } : {}) }])),
+        },
+      ]),
+    ),
   };
   if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-  else printResult('grounding', { ...summary, topicResults: undefined });
-}, { timeLimitMs: 170_000 });
+  else printResult('grounding', { ...summary, sets: Object.fromEntries(Object.entries(summary.sets).map(([name, set]) => [name, { topics: set.topics, overall: set.overall, parts: Object.fromEntries(Object.entries(set.parts).map(([part, p]) => [part, p.overall])) }])) });
+}, { timeLimitMs: 300_000 });
 
 console.log = log;
