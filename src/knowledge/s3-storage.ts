@@ -68,9 +68,6 @@ export class S3Storage implements ObjectStore {
     const { bucket, prefix, endpoint, region, forcePathStyle, credentials } = location;
     this.description = { kind: 's3', bucket, prefix, endpoint, region };
     this.temporary = new TemporaryFiles(options.tempDir);
-    // The SDK is pinned, on purpose, to a version that runs on Node 20: its notice that later
-    // versions will need Node 22 (several lines on stderr at every start) is not news here.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client({
       region,
       endpoint: endpoint ?? undefined,
