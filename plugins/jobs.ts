@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { PostWriter } from '../src/generation/writer.js';
 import { JobLoop, jobLoopOptions, type Clock, type JobHandler } from '../src/jobs/loop.js';
 import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
+import { MAIL_SEND } from '../src/mail/rules.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { PUBLISH_POST } from '../src/publishing/scheduled.js';
 import { TaskService } from '../src/tasks/service.js';
@@ -36,9 +37,9 @@ export default fp(
   async function jobsPlugin(app: FastifyInstance, opts: JobsPluginOptions) {
     const { config } = app;
     const grounding = { knowledge: app.knowledge, generator: app.generator };
-    // Webhook deliveries, embeddings and publications run in loops of their own
-    // (plugins/webhooks.ts, embeddings.ts, publishing.ts): never behind a generation, nor in its slots.
-    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING, PUBLISH_POST] });
+    // Webhook deliveries, embeddings, publications and mail run in loops of their own
+    // (plugins/webhooks.ts, embeddings.ts, publishing.ts, mail.ts): never behind a generation, nor in its slots.
+    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING, PUBLISH_POST, MAIL_SEND] });
     const options = jobLoopOptions(config, { concurrency: config.jobConcurrency, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
     const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts: app.posts }), ...(opts.handlers ?? [])], options);
     app.decorate('jobs', loop);

@@ -20,6 +20,7 @@ import generatorPlugin from '../plugins/generator.js';
 import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
 import publishingPlugin from '../plugins/publishing.js';
+import mailPlugin, { type MailPluginOptions } from '../plugins/mail.js';
 import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import mediaPlugin from '../plugins/media.js';
 import openapiPlugin from '../plugins/openapi.js';
@@ -60,6 +61,8 @@ export interface AppOptions {
   indexer?: KnowledgePluginOptions['indexer'];
   /** The embedding loop and the vector side of search, when OLLAMA_EMBED_MODEL is set (tests); clock and start follow `jobs` unless set here. */
   embeddings?: EmbeddingsPluginOptions & KnowledgeEmbeddingOptions;
+  /** The mail loop (tests); its clock, randomness and start follow `jobs` unless set here. */
+  mail?: MailPluginOptions;
   /** The clock of analytics (tests). */
   analytics?: AnalyticsPluginOptions;
 }
@@ -198,6 +201,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(jobsPlugin, opts.jobs ?? {});
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
   await app.register(publishingPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
+  await app.register(mailPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.mail });
   await app.register(embeddingsPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.embeddings });
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).

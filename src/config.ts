@@ -87,6 +87,16 @@ export interface Config {
   sessionMaxMs: number;
   /** The email of the owner account made at the first start, with its setup link (ADMIN_EMAIL). */
   adminEmail: string;
+  /** Outgoing mail (SMTP_URL, MAIL_FROM); null when SMTP_URL is unset: nothing is sent. */
+  mail: MailConfig | null;
+}
+
+/** Where outgoing mail goes: an SMTP server, and the sender every message names. */
+export interface MailConfig {
+  /** `smtp://` (STARTTLS when offered) or `smtps://` (TLS from the start), with user and password if the server wants them. */
+  smtpUrl: string;
+  /** The From address: `Blog <no-reply@example.com>` or a bare address. */
+  from: string;
 }
 
 /** A bad environment variable: the message names it so a failed start says what to fix. */
@@ -186,6 +196,40 @@ function readAdminEmail(env: Env): string {
   return email;
 }
 
+// An address as RFC 5322 allows in practice for a sender: `Name <a@b.c>` or `a@b.c`.
+const BARE_ADDRESS = /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/;
+const NAMED_ADDRESS = /^[^<>\r\n]{1,200}<([^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+)>$/;
+
+/**
+ * SMTP_URL and MAIL_FROM: unset SMTP_URL is no mail at all; otherwise `smtp://` or `smtps://`
+ * with a host, and MAIL_FROM a sender address (defaulting to no-reply at PUBLIC_BASE_URL's host).
+ */
+function readMail(env: Env, publicBaseUrl: string): MailConfig | null {
+  const raw = env.SMTP_URL?.trim();
+  const rawFrom = env.MAIL_FROM?.trim();
+  if (!raw) return null;
+  const expected = 'expected smtp://[user:password@]host[:port] or smtps://...';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL', `${expected}, got "${redactUrl(raw)}" (percent-encode special characters of the password)`);
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError('SMTP_URL', `${expected}, got "${redactUrl(raw)}"`);
+  if (!url.hostname) throw new ConfigError('SMTP_URL', `the URL names no host, got "${redactUrl(raw)}"`);
+  if (url.pathname && url.pathname !== '/') throw new ConfigError('SMTP_URL', `no path is allowed, got "${redactUrl(raw)}"`);
+  if (url.password && !url.username) throw new ConfigError('SMTP_URL', 'a password needs a user name');
+  let from: string;
+  if (rawFrom) {
+    if (!BARE_ADDRESS.test(rawFrom) && !NAMED_ADDRESS.test(rawFrom)) throw new ConfigError('MAIL_FROM', `expected an address such as "Blog <no-reply@example.com>" or no-reply@example.com, got "${rawFrom}"`);
+    from = rawFrom;
+  } else {
+    const host = new URL(publicBaseUrl).hostname;
+    from = `no-reply@${host.includes('.') ? host : `${host}.localdomain`}`;
+  }
+  return { smtpUrl: raw, from };
+}
+
 function readStorage(env: Env): StorageLocation {
   const raw = env.STORAGE_URL?.trim();
   if (!raw) return { kind: 'local' };
@@ -257,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (siteName.length > 200) throw new ConfigError('SITE_NAME', 'at most 200 characters');
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   // One core stays with the event loop (requests, search, the database); the rest compose.
+  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`);
   const builtinWorkers = readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64);
   return {
     port,
@@ -279,7 +324,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobMaxAttempts: readInt(env, 'JOB_MAX_ATTEMPTS', 3, 1, 100),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     startupWaitMs: readInt(env, 'STARTUP_WAIT_SECONDS', 60, 0, 86_400) * 1000,
-    publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`),
+    publicBaseUrl,
     maxExtractedTextBytes: readInt(env, 'MAX_EXTRACTED_TEXT_MB', DEFAULT_MAX_EXTRACTED_TEXT_MB, 1, 1024) * MiB,
     siteStorageQuotaBytes: readInt(env, 'SITE_STORAGE_QUOTA_MB', DEFAULT_SITE_STORAGE_QUOTA_MB, 1, 16 * 1024 * 1024) * MiB,
     requestTimeoutMs: readInt(env, 'REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
@@ -304,6 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionIdleMs: readInt(env, 'SESSION_IDLE_HOURS', 7 * 24, 1, 24 * 366) * 3_600_000,
     sessionMaxMs: readInt(env, 'SESSION_MAX_DAYS', 30, 1, 366) * 86_400_000,
     adminEmail: readAdminEmail(env),
+    mail: readMail(env, publicBaseUrl),
   };
 }
 

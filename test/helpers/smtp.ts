@@ -1,0 +1,97 @@
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { waitFor } from './app.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface Received {
+  /** The envelope's recipients, as the client gave them in RCPT TO. */
+  rcptTo: string[];
+  mailFrom: string | null;
+  /** The message as mailparser reads it. */
+  parsed: ParsedMail;
+  /** The message as it arrived, for what a parser would hide. */
+  raw: string;
+}
+
+export interface Mailbox {
+  /** SMTP_URL for the service: smtp://[user:pass@]127.0.0.1:<port>. */
+  url: string;
+  port: number;
+  received: Received[];
+  /** The next `count` messages are refused at RCPT TO with this SMTP code (4xx: try later; 5xx: never). */
+  refuseNext(count: number, code: number): void;
+  /** Resolves with the `n`th message (1-based) to arrive. */
+  nth(n: number): Promise<Received>;
+  /** Resolves with the first message to `address` (lower case) that satisfies `match`. */
+  to(address: string, match?: (mail: Received) => boolean): Promise<Received>;
+}
+
+/**
+ * A real SMTP server in the test process (smtp-server), keeping what arrives: the service sends
+ * to it through SMTP_URL exactly as to any other server. No TLS (STARTTLS is not offered), so
+ * the client speaks plain SMTP on loopback; `auth` makes it require that user and password.
+ */
+export async function startMailbox(t: Teardown, auth?: { user: string; pass: string }): Promise<Mailbox> {
+  const received: Received[] = [];
+  let refusals: { left: number; code: number } = { left: 0, code: 0 };
+  const server = new SMTPServer({
+    disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
+    authOptional: !auth,
+    allowInsecureAuth: true,
+    logger: false,
+    onAuth(credentials, _session, callback) {
+      if (auth && credentials.username === auth.user && credentials.password === auth.pass) return callback(null, { user: auth.user });
+      callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+    },
+    onRcptTo(_address, _session, callback) {
+      if (refusals.left > 0) {
+        refusals.left--;
+        return callback(Object.assign(new Error(refusals.code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: refusals.code }));
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        simpleParser(raw).then(
+          (parsed) => {
+            received.push({ rcptTo: session.envelope.rcptTo.map((a) => a.address), mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : null, parsed, raw });
+            callback();
+          },
+          (error: Error) => callback(error),
+        );
+      });
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.server.address() as AddressInfo).port;
+  const credentials = auth ? `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@` : '';
+  return {
+    url: `smtp://${credentials}127.0.0.1:${port}`,
+    port,
+    received,
+    refuseNext(count, code) {
+      refusals = { left: count, code };
+    },
+    nth: (n) => waitFor(() => received[n - 1], `mail number ${n} to arrive`),
+    to: (address, match = () => true) => waitFor(() => received.find((mail) => mail.rcptTo.includes(address) && match(mail)), `a mail to ${address}`),
+  };
+}
+
+/** The first link in a message's text part that starts with `prefix`. */
+export function linkIn(mail: Received, prefix: string): string {
+  const text = mail.parsed.text ?? '';
+  const at = text.indexOf(prefix);
+  if (at === -1) throw new Error(`no link starting with ${prefix} in: ${text}`);
+  return /^\S+/.exec(text.slice(at))![0];
+}
