@@ -78,6 +78,9 @@ export async function render(main, ctx) {
         task.postId ? [' · ', link(`/admin/posts/${encodeURIComponent(task.postId)}`, 'Open post')] : '',
       ),
       task.lastError ? h('p', { class: 'message error' }, task.lastError) : null,
+      // The writer's notes (staff only): an outline is kept as a draft for a person to write.
+      task.keptAsDraft ? h('p', { class: 'meta' }, 'Kept as a draft: no document covered the topic, so the writer made an outline, not a post.') : null,
+      task.notes && task.notes.length ? h('p', { class: 'meta' }, task.notes.join(' ')) : null,
       cancel ? h('div', { class: 'actions' }, cancel) : null,
     );
   }

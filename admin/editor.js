@@ -25,6 +25,20 @@ function publicUrl(site, post) {
 }
 
 /** /admin/posts/new and /admin/posts/:id: the fields, a live preview, and the actions. */
+/** The writer's notes on a post it has just generated (kept by the generate page), shown to the editor only. */
+function writerNotes(id) {
+  if (!id) return '';
+  let generation;
+  try {
+    generation = JSON.parse(sessionStorage.getItem(`writer-notes:${id}`) || 'null');
+  } catch {
+    generation = null;
+  }
+  if (!generation) return '';
+  const lines = [...(generation.outline ? ['An outline, not a post: no document covered the topic. It stays a draft until you write it.'] : []), ...(generation.notes || [])];
+  return lines.length ? h('div', { class: 'message' }, ...lines.map((line) => h('p', {}, line))) : '';
+}
+
 export async function render(main, ctx) {
   const isNew = !ctx.params.id;
   let post = null;
@@ -183,7 +197,7 @@ export async function render(main, ctx) {
   });
 
   drawState();
-  main.append(h('p', { class: 'crumbs' }, link('/admin/posts', '← Posts')), heading(isNew ? 'New post' : 'Edit post'), state, form);
+  main.append(h('p', { class: 'crumbs' }, link('/admin/posts', '← Posts')), heading(isNew ? 'New post' : 'Edit post'), state, writerNotes(ctx.params.id), form);
   // Its views of the last 30 days, below the form (stats are extra: nothing when they fail).
   if (!isNew) postChart(ctx.params.id).then((chart) => form.isConnected && form.after(chart), () => {});
   await refreshPreview();

@@ -1448,6 +1448,17 @@ export interface operations {
                              */
                             updatedAt: string;
                         };
+                        /** @description The writer's notes on the post (beyond the specification's fields) */
+                        generation: {
+                            provider: string;
+                            model: string;
+                            /** @description What the writer says about its work (the documents drawn on, why the post is short): for staff, never in the post */
+                            notes: string[];
+                            /** @description No source covered the topic: the post is an outline for a person to write, kept as a draft */
+                            outline: boolean;
+                            /** @description Knowledge files the post was grounded on */
+                            sources: string[];
+                        };
                         site: components["schemas"]["Site"];
                         /**
                          * Format: date-time
@@ -3260,6 +3271,12 @@ export interface operations {
                                 batchId: string;
                                 /** @description Selected knowledge files that were deleted before the task ran */
                                 missingFileIds: string[];
+                                /** @description What the writer says about its work (the documents drawn on, why the post is short): for staff, never in the post */
+                                notes: string[];
+                                /** @description No source covered the topic: the post is an outline for a person to write, kept as a draft */
+                                outline: boolean;
+                                /** @description The post was kept as a draft although the batch asked for another status (an outline is not a post) */
+                                keptAsDraft: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -3375,6 +3392,12 @@ export interface operations {
                                 batchId: string;
                                 /** @description Selected knowledge files that were deleted before the task ran */
                                 missingFileIds: string[];
+                                /** @description What the writer says about its work (the documents drawn on, why the post is short): for staff, never in the post */
+                                notes: string[];
+                                /** @description No source covered the topic: the post is an outline for a person to write, kept as a draft */
+                                outline: boolean;
+                                /** @description The post was kept as a draft although the batch asked for another status (an outline is not a post) */
+                                keptAsDraft: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -3492,6 +3515,12 @@ export interface operations {
                                 batchId: string;
                                 /** @description Selected knowledge files that were deleted before the task ran */
                                 missingFileIds: string[];
+                                /** @description What the writer says about its work (the documents drawn on, why the post is short): for staff, never in the post */
+                                notes: string[];
+                                /** @description No source covered the topic: the post is an outline for a person to write, kept as a draft */
+                                outline: boolean;
+                                /** @description The post was kept as a draft although the batch asked for another status (an outline is not a post) */
+                                keptAsDraft: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds

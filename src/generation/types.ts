@@ -41,6 +41,15 @@ export interface GenerationResult {
   post: GeneratedPost;
   provider: ProviderName;
   model: string;
+  /**
+   * What the writer says about its work, for staff only ("Drawn from guide.md.", why a post is
+   * short): never part of the post's description or content, which readers see.
+   */
+  notes?: string[];
+  /** No source covered the topic: the post is an outline for a person to write, and stays a draft. */
+  outline?: boolean;
+  /** Files the post was grounded on. */
+  sources?: string[];
 }
 
 export interface Generator {

@@ -28,9 +28,24 @@ export const GenerateBody = Type.Object(
   { examples: [{ topic: 'How to brew better coffee at home', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'beginners' }] },
 );
 
+/** What the writer says about a post it wrote: for staff, never part of the post readers see. */
+const WriterNotes = {
+  notes: Type.Array(Type.String(), { description: 'What the writer says about its work (the documents drawn on, why the post is short): for staff, never in the post' }),
+  outline: Type.Boolean({ description: 'No source covered the topic: the post is an outline for a person to write, kept as a draft' }),
+};
+
 export const GenerateResponse = Type.Object({
   message: Type.String(),
   post: PostSummary,
+  generation: Type.Object(
+    {
+      provider: Type.String(),
+      model: Type.String(),
+      ...WriterNotes,
+      sources: Type.Array(Type.String(), { description: 'Knowledge files the post was grounded on' }),
+    },
+    { description: "The writer's notes on the post (beyond the specification's fields)" },
+  ),
   site: SiteRef,
   timestamp: Timestamp,
   api: Type.Object({ version: Type.String(), status: Type.String() }),
@@ -99,6 +114,8 @@ export const TaskSchema = Type.Object({
   postId: NullableString,
   batchId: Type.String(),
   missingFileIds: Type.Array(Type.String(), { description: 'Selected knowledge files that were deleted before the task ran' }),
+  ...WriterNotes,
+  keptAsDraft: Type.Boolean({ description: 'The post was kept as a draft although the batch asked for another status (an outline is not a post)' }),
   createdAt: Timestamp,
 });
 

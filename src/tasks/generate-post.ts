@@ -12,10 +12,16 @@ export interface GeneratePostPayload {
   params: TaskParams;
 }
 
-/** What a succeeded task records: the post it made and the selected files that had gone. */
+/** What a succeeded task records: the post it made, the selected files that had gone, and the writer's notes. */
 export interface GeneratePostResult {
   postId: string;
   missingFileIds: string[];
+  /** What the writer says about its work (never part of the post). */
+  notes?: string[];
+  /** The post is an outline: no source covered the topic. */
+  outline?: boolean;
+  /** Kept as a draft although the batch asked for another status (an outline is not a post). */
+  keptAsDraft?: boolean;
 }
 
 /** Where a task's post goes: the posts store's steps that create a post, inside the caller's transaction. */
@@ -35,6 +41,9 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
     *complete({ result, missingFileIds }, job): Steps<GeneratePostResult> {
       const { params } = job.payload;
       const generated = result.post;
+      // An outline is for a person to write: it stays a draft, whatever the batch asked for.
+      const outline = result.outline === true;
+      const keptAsDraft = outline && (params.status !== 'DRAFT' || params.publishAt !== undefined);
       // An image deleted since the batch was scheduled is left out; the post is still written.
       const image = params.featureImage && (yield* ask('media', 'get', job.siteId, params.featureImage)) ? params.featureImage : null;
       const post = yield* deps.posts.createSteps(
@@ -46,16 +55,16 @@ export function generatePostHandler(deps: GroundingDeps & { posts: PostInserter 
           category: params.category ?? generated.category,
           tags: params.tags ?? generated.tags,
           authorId: params.authorId ?? null,
-          ...postStateFor(params.status),
+          ...postStateFor(outline ? 'DRAFT' : params.status),
           // Scheduled: a draft until then, published as the batch's status says (a time already past publishes now).
-          ...(params.publishAt !== undefined && { isDraft: true, publishAt: new Date(params.publishAt) }),
+          ...(params.publishAt !== undefined && !outline && { isDraft: true, publishAt: new Date(params.publishAt) }),
           featureImage: image,
           featureImageAlt: image ? (params.featureImageAlt ?? null) : null,
         },
         { generatorProvider: result.provider, generatorModel: result.model, sourceTaskId: job.id },
         new Date(),
       );
-      return { postId: post.id, missingFileIds };
+      return { postId: post.id, missingFileIds, notes: result.notes ?? [], outline, keptAsDraft };
     },
   };
 }

@@ -23,6 +23,9 @@ export interface Task {
   lastError: string | null;
   postId: string | null;
   missingFileIds: string[];
+  notes: string[];
+  outline: boolean;
+  keptAsDraft: boolean;
   createdAt: Date;
 }
 
@@ -42,6 +45,9 @@ export function toTask(row: JobRow): Task {
     lastError: row.lastError,
     postId: result?.postId ?? null,
     missingFileIds: result?.missingFileIds ?? [],
+    notes: result?.notes ?? [],
+    outline: result?.outline ?? false,
+    keptAsDraft: result?.keptAsDraft ?? false,
     createdAt: row.createdAt,
   };
 }

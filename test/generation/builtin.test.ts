@@ -67,6 +67,9 @@ const base: GenerationRequest = {
 
 const generator = new BuiltinGenerator();
 const generate = async (overrides: Partial<GenerationRequest> = {}): Promise<GeneratedPost> => (await generator.generate({ ...base, ...overrides })).post;
+const notesOf = async (overrides: Partial<GenerationRequest> = {}): Promise<string> => ((await generator.generate({ ...base, ...overrides })).notes ?? []).join(' ');
+/** What the writer says about its work: never in a post's description or content. */
+const NOTE_WORDS = /Drawn from|knowledge base|Shorter than a|Outline draft:/;
 
 const introOf = (post: GeneratedPost) => post.content.split('\n\n')[0]!;
 const headings = (post: GeneratedPost) => post.content.match(/^## .+$/gm) ?? [];
@@ -138,7 +141,7 @@ t.test('with enough sources the length follows the word target, for every style 
           const target = WORD_TARGETS[length];
           const label = `${style}/${tone}/${length}/examples=${includeExamples}: ${words} words`;
           if (words < target * 0.75 || words > target * 1.25) t.fail(`${label} is outside 0.75x-1.25x of ${target}`);
-          if (/Shorter than/.test(post.description)) t.fail(`${label}: not short, yet the description says so`);
+          if (/Shorter than/.test(await notesOf({ style, tone, includeExamples, length, passages: rich }))) t.fail(`${label}: not short, yet the notes say so`);
           counts.push(words);
         }
         if (!(counts[0]! < counts[1]! && counts[1]! < counts[2]!)) t.fail(`not ordered short < medium < long: ${counts.join(', ')}`);
@@ -151,7 +154,8 @@ t.test('with enough sources the length follows the word target, for every style 
 t.test('with little to say, a shorter post that says why', async (t) => {
   const post = await generate({ length: 'long' });
   t.ok(countWords(post.content) < WORD_TARGETS.long / 2, 'no filler to reach the target');
-  t.match(post.description, /Shorter than a long post: the knowledge base has only about \d+ words on this topic\./);
+  t.match(await notesOf({ length: 'long' }), /Shorter than a long post: the knowledge base has only about \d+ words on this topic\./, 'the notes say why');
+  t.notMatch(`${post.description}\n${post.content}`, NOTE_WORDS, 'the post does not');
 });
 
 t.test('includeExamples adds an Examples section, and only then', async (t) => {
@@ -184,8 +188,8 @@ t.test('source sentences are quoted as written and attributed to their files', a
       for (const sentence of paragraph!.split(/(?<=\.)\s+/)) t.ok(sourceText.includes(sentence), `${fileName} says "${sentence}"`);
     }
   }
-  t.match(introOf(post), /3 documents in the knowledge base: \*coffee-brewing-guide\.md\*, \*(bean-storage\.txt|water-notes\.md)\* and \*(bean-storage\.txt|water-notes\.md)\*\./);
-  t.match(post.description, /Drawn from 3 documents in the knowledge base\./);
+  t.match(await notesOf({ length: 'long', includeExamples: false }), /Drawn from 3 documents in the knowledge base: coffee-brewing-guide\.md, (bean-storage\.txt|water-notes\.md), (bean-storage\.txt|water-notes\.md)\./);
+  t.notMatch(`${post.description}\n${post.content}`, NOTE_WORDS, 'the notes stay out of the post');
   t.equal(post.category, 'Food & Drink');
   t.ok(post.tags.includes('coffee'), `tags come from the topic: ${post.tags}`);
   t.ok(post.tags.some((tag) => /water|beans|grind|extraction/.test(tag)), `tags come from the passages: ${post.tags}`);
@@ -200,7 +204,10 @@ t.test('the best passages come first; passages of one file are read in their ord
 t.test('without passages, an outline draft that claims nothing', async (t) => {
   const post = await generate({ passages: [], topic: 'Kubernetes autoscaling for small teams', length: 'medium' });
   t.match(post.title, /Kubernetes Autoscaling for Small Teams/);
-  t.match(post.description, /^Outline draft for a post on Kubernetes autoscaling for small teams\./);
+  const result = await generator.generate({ ...base, passages: [], topic: 'Kubernetes autoscaling for small teams', length: 'medium' });
+  t.equal(result.outline, true, 'an outline, said so to staff');
+  t.match((result.notes ?? []).join(' '), /^Outline draft: no document in the knowledge base covers the topic/);
+  t.notMatch(post.description, NOTE_WORDS, 'the description holds no note');
   t.equal(post.category, 'Technology');
   t.ok(post.tags.length >= 2 && post.tags.length <= 6, `2-6 tags: ${post.tags}`);
   for (const tag of post.tags) t.equal(tag, tag.toLowerCase(), `tag "${tag}" is lower case`);

@@ -19,7 +19,8 @@ t.test('POST /posts/generate: exact response shape, no envelope, stored as a dra
   const res = await generate(ctx, { topic: '  Pour-over brewing at home ', style: 'casual', length: 'short', tone: 'conversational', includeExamples: true, targetAudience: 'new baristas' });
   t.equal(res.statusCode, 201);
   const body = res.json();
-  t.same(Object.keys(body).sort(), ['api', 'message', 'post', 'site', 'timestamp'], 'fields at the top level, no success/data');
+  t.same(Object.keys(body).sort(), ['api', 'generation', 'message', 'post', 'site', 'timestamp'], 'fields at the top level, no success/data');
+  t.same(Object.keys(body.generation).sort(), ['model', 'notes', 'outline', 'provider', 'sources'], "the writer's notes, beside the post");
   t.type(body.message, 'string');
   t.same(body.site, ctx.site);
   t.match(body.timestamp, ISO_MS);

@@ -1,9 +1,11 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { mergeDefaults, postStateFor } from '../../src/tasks/batch.js';
 import { scheduleBatch } from '../../src/tasks/schedule.js';
 import { UnknownModelError } from '../../src/generation/errors.js';
 import type { AppGenerator } from '../../src/generation/service.js';
-import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from '../helpers/app.js';
+import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, type TestApp } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
@@ -80,7 +82,7 @@ t.test('POST /posts/batch: 202 with one task id per post, in order', async (t) =
   t.same(tasks.map((task) => task.topic), ['Espresso', 'Pour over', 'Cold brew'], 'taskIds follow the posts, topics trimmed');
   t.same(tasks.map((task) => task.scheduledFor), ['2026-12-01T00:00:00.000Z', '2027-01-01T08:00:00.000Z', '2026-12-02T00:00:00.000Z']);
   const task = tasks[0];
-  t.same(Object.keys(task).sort(), ['attempts', 'batchId', 'createdAt', 'finishedAt', 'id', 'lastError', 'maxAttempts', 'missingFileIds', 'postId', 'scheduledFor', 'startedAt', 'status', 'topic']);
+  t.same(Object.keys(task).sort(), ['attempts', 'batchId', 'createdAt', 'finishedAt', 'id', 'keptAsDraft', 'lastError', 'maxAttempts', 'missingFileIds', 'notes', 'outline', 'postId', 'scheduledFor', 'startedAt', 'status', 'topic']);
   t.equal(task.status, 'pending');
   t.equal(task.attempts, 0);
   t.equal(task.maxAttempts, 3);
@@ -147,9 +149,17 @@ t.test('tasks: list by batch and status, cancel, and site isolation', async (t) 
 
 t.test('the loop generates each task into a post with its status, defaults and generator', async (t) => {
   const ctx = await buildTestApp(t, {}, { jobs: { autoStart: false } });
+  // A source for every topic: an outline (no source) would stay a draft whatever the status.
+  const form = multipart([{ name: 'file', filename: 'water-butt-guide.md', content: fs.readFileSync(path.join(fixturesDir, 'grounding-second', 'water-butt-guide.md')), contentType: 'text/markdown' }]);
+  t.equal((await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers })).statusCode, 201);
+  await ctx.app.indexer.whenIdle();
   const res = await batch(ctx, {
     defaults: { category: 'Brewing', tags: ['coffee'], authorId: 'ana', length: 'short' },
-    posts: [{ topic: 'Espresso basics', status: 'PUBLISHED' }, { topic: 'Secret menu', status: 'UNLISTED' }, { topic: 'Draft ideas', tags: ['ideas'] }],
+    posts: [
+      { topic: 'Collecting rainwater with a water butt', status: 'PUBLISHED' },
+      { topic: 'Choosing a water butt', status: 'UNLISTED' },
+      { topic: 'Keeping a water butt clean', tags: ['ideas'] },
+    ],
   });
   const { taskIds } = res.json().data;
   await ctx.app.jobs.tick();
@@ -168,7 +178,7 @@ t.test('the loop generates each task into a post with its status, defaults and g
   t.ok(posts.every((p) => p.category === 'Brewing' && p.authorId === 'ana'));
   t.same(posts[0].tags, ['coffee']);
   t.same(posts[2].tags, ['ideas']);
-  t.match(posts[0].title, /Espresso/i);
+  t.match(posts[0].title, /Water Butt/i);
   t.ok(posts[0].content.length > 500);
   const [row] = await ctx.rows<{ provider: string }>('select generator_provider as provider from posts where id = ?', posts[0].id);
   t.equal(row.provider, 'builtin');

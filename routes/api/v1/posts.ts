@@ -78,10 +78,11 @@ export default async function postRoutes(fastify: FastifyInstance) {
       const onClose = () => !reply.raw.writableFinished && abort.abort(new Error('client disconnected'));
       reply.raw.once('close', onClose);
       try {
-        const post = await app.writer.write(request.site.id, { ...body, topic }, abort.signal, { featureImage, featureImageAlt });
+        const { post, generation } = await app.writer.write(request.site.id, { ...body, topic }, abort.signal, { featureImage, featureImageAlt });
         return reply.code(201).send({
           message: 'Post generated successfully',
           post: postResource(post),
+          generation,
           site: request.site,
           timestamp: new Date(),
           api: { version: 'v1', status: 'stable' },

@@ -64,17 +64,20 @@ export class Composer {
     };
   }
 
-  compose(): GeneratedPost {
+  /** The post, and the writer's notes on it (for staff: never in the post itself). */
+  compose(): { post: GeneratedPost; notes: string[]; outline: boolean; sources: string[] } {
     const grounded = this.digest.sections.length > 0;
     const content = grounded ? this.groundedContent() : this.outlineContent();
     const category = deriveCategory(this.topic.words, this.digest.keyTerms);
-    return {
+    const post = {
       title: this.title(),
-      description: grounded ? this.description(content) : this.outlineDescription(),
+      description: this.description(),
       category,
       tags: deriveTags(this.topic, [...this.digest.keyTerms, ...this.digest.minorTerms], category),
       content: `${content.join('\n\n')}\n`,
     };
+    const notes = grounded ? this.groundedNotes(content) : this.outlineNotes();
+    return { post, notes, outline: !grounded, sources: grounded ? [...this.digest.files] : [] };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -109,14 +112,6 @@ export class Composer {
     return this.style.numberedCitations ? `[${this.digest.files.indexOf(fileName) + 1}]` : `(source: *${fileName}*)`;
   }
 
-  private sourcesSentence(): string {
-    const files = this.digest.files.map((f) => `*${f}*`);
-    const sentence =
-      files.length === 1
-        ? `The facts below come from one document in the knowledge base, ${files[0]}.`
-        : `The facts below come from ${files.length} documents in the knowledge base: ${listOf(files)}.`;
-    return this.style.numberedCitations ? `${sentence} They are cited by number and listed at the end.` : sentence;
-  }
 
   // ---------------------------------------------------------------------------------------------
   // A post from the sources
@@ -126,7 +121,7 @@ export class Composer {
     const titles = sections.map((s) => midSentence(s.title, this.sourceText));
     const intro = [this.say(this.tone.opener[this.topic.kind])];
     if (sections.length >= 2) intro.push(this.say(`It looks at ${listOf(titles)}.`));
-    intro.push(this.say(this.style.audience), this.sourcesSentence());
+    intro.push(this.say(this.style.audience));
 
     const blocks = [intro.join(' ')];
     for (const section of sections) blocks.push(this.section(section));
@@ -210,28 +205,29 @@ export class Composer {
     return blocks;
   }
 
-  private description(content: readonly string[]): string {
-    const sentences = [this.say(this.topic.framed ? this.style.framedDescription : this.style.description[this.topic.kind])];
+  /** What the post is about, for readers: the writer's notes on its sources stay out of it. */
+  private description(): string {
+    return this.say(this.topic.framed ? this.style.framedDescription : this.style.description[this.topic.kind]);
+  }
+
+  /** For staff: the documents drawn on, and why the post is short when it is. */
+  private groundedNotes(content: readonly string[]): string[] {
     const { files, availableWords } = this.digest;
-    sentences.push(files.length === 1 ? `Drawn from ${files[0]}.` : `Drawn from ${files.length} documents in the knowledge base.`);
+    const notes = [files.length === 1 ? `Drawn from ${files[0]}.` : `Drawn from ${files.length} documents in the knowledge base: ${files.join(', ')}.`];
     const target = WORD_TARGETS[this.req.length];
     if (countWords(content.join('\n')) < target * SHORT_SHARE) {
       const about = Math.max(10, Math.round(availableWords / 10) * 10);
-      sentences.push(`Shorter than a ${this.req.length} post: the knowledge base has only about ${about} words on this topic.`);
+      notes.push(`Shorter than a ${this.req.length} post: the knowledge base has only about ${about} words on this topic.`);
     }
-    return sentences.join(' ');
+    return notes;
   }
 
   // ---------------------------------------------------------------------------------------------
   // An outline draft
 
   private outlineContent(): string[] {
-    const intro = [
-      this.say(this.tone.outlineOpener[this.topic.kind]),
-      this.say(this.style.audience),
-      this.outlineNote(),
-    ];
-    const blocks = [`*Outline draft.* ${intro.join(' ')}`];
+    // The marker tells the person who opens the draft that it is still to be written.
+    const blocks = [`*Outline draft.* ${this.say(this.tone.outlineOpener[this.topic.kind])} ${this.say(this.style.audience)}`];
     const sections = OUTLINE[this.topic.kind].slice(0, OUTLINE_SECTIONS[this.req.length]);
     for (const section of sections) blocks.push(`## ${titleCase(this.say(section.heading))}`, `*To cover:* ${this.say(section.cover)}`);
     if (this.req.includeExamples) blocks.push(`## ${this.style.examplesHeading}`, `*To cover:* ${this.say(OUTLINE_EXAMPLES.cover)}`);
@@ -239,23 +235,13 @@ export class Composer {
     return blocks;
   }
 
-  /** Why there is no post yet: nothing on the topic, or only tables and figures to quote. */
-  private outlineNote(): string {
-    const files = unique(this.digest.passages.map((p) => `*${p.fileName}*`));
-    if (files.length === 0) {
-      return this.say('No document in the knowledge base covers the topic yet, so instead of claims without a source, each section below says what it should cover. Add a document on the topic and generate the post again to have it written from that document.');
-    }
-    return this.say(
-      `The knowledge base mentions the topic in ${listOf(files)}, but only in tables, lists or fragments with no sentence to quote, so instead of claims without a source, each section below says what it should cover.`,
-    );
-  }
-
-  private outlineDescription(): string {
-    const lead =
-      this.topic.kind === 'question' ? this.say('Outline draft: {Question}') : this.topic.framed ? this.say('Outline draft: {Subject}.') : this.say('Outline draft for a post on {subject}.');
-    const why = this.digest.passages.length
-      ? 'The knowledge base mentions it only in tables or fragments, so each section says what it should cover.'
-      : 'The knowledge base has nothing on this topic yet, so each section says what it should cover.';
-    return `${lead} ${why}`;
+  /** For staff: why there is no post yet (nothing on the topic, or only tables and figures to quote). */
+  private outlineNotes(): string[] {
+    const files = unique(this.digest.passages.map((p) => p.fileName));
+    const why =
+      files.length === 0
+        ? 'Outline draft: no document in the knowledge base covers the topic yet, so instead of claims without a source, each section says what it should cover. Add a document on the topic and generate the post again to have it written from that document.'
+        : `Outline draft: the knowledge base mentions the topic in ${listOf(files)}, but only in tables, lists or fragments with no sentence to quote, so instead of claims without a source, each section says what it should cover.`;
+    return [why, 'An outline stays a draft until a person writes the post.'];
   }
 }

@@ -17,6 +17,6 @@ export class BuiltinGenerator implements Generator {
 
   async generate(req: GenerationRequest, signal?: AbortSignal): Promise<GenerationResult> {
     signal?.throwIfAborted();
-    return { post: new Composer(req).compose(), provider: this.provider, model: this.model };
+    return { ...new Composer(req).compose(), provider: this.provider, model: this.model };
   }
 }
