@@ -19,5 +19,5 @@ export default tseslint.config(
     },
   },
   // The admin UI's modules run in the browser.
-  { files: ['admin/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'module' } },
+  { files: ['admin/**/*.js', 'views/**/*.js'], languageOptions: { globals: globals.browser, sourceType: 'module' } },
 );

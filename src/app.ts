@@ -27,6 +27,7 @@ import openapiPlugin from '../plugins/openapi.js';
 import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
 import sitesPlugin, { type SitesPluginOptions } from '../plugins/sites.js';
+import spamGuardPlugin, { type SpamGuardPluginOptions } from '../plugins/spam-guard.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import mediaRoutes from '../routes/api/v1/media.js';
@@ -65,6 +66,8 @@ export interface AppOptions {
   mail?: MailPluginOptions;
   /** The clock of analytics (tests). */
   analytics?: AnalyticsPluginOptions;
+  /** The spam guard of the public forms (tests give it a clock). */
+  spamGuard?: SpamGuardPluginOptions;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -208,6 +211,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(rateLimitPlugin);
   await app.register(analyticsPlugin, opts.analytics ?? {});
   await app.register(publicSitePlugin);
+  await app.register(spamGuardPlugin, opts.spamGuard ?? {});
   await app.register(healthRoutes);
   await app.register(
     async (api) => {

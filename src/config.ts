@@ -89,6 +89,13 @@ export interface Config {
   adminEmail: string;
   /** Outgoing mail (SMTP_URL, MAIL_FROM); null when SMTP_URL is unset: nothing is sent. */
   mail: MailConfig | null;
+  /** Spam guard of the public forms: the proof of work's difficulty, the highest counter a challenge hides (SPAM_GUARD_DIFFICULTY). */
+  spamGuardDifficulty: number;
+  /** Least time between a form shown and submitted (SPAM_GUARD_MIN_FILL_SECONDS), in ms. */
+  spamGuardMinFillMs: number;
+  /** Submissions per client address, site and form per window (SPAM_GUARD_RATE_MAX, 0 no limit; SPAM_GUARD_RATE_WINDOW_SECONDS). */
+  spamGuardRateMax: number;
+  spamGuardRateWindowMs: number;
 }
 
 /** Where outgoing mail goes: an SMTP server, and the sender every message names. */
@@ -350,6 +357,10 @@ export function loadConfig(env: Env = process.env): Config {
     sessionMaxMs: readInt(env, 'SESSION_MAX_DAYS', 30, 1, 366) * 86_400_000,
     adminEmail: readAdminEmail(env),
     mail: readMail(env, publicBaseUrl),
+    spamGuardDifficulty: readInt(env, 'SPAM_GUARD_DIFFICULTY', 50_000, 10, 10_000_000),
+    spamGuardMinFillMs: readInt(env, 'SPAM_GUARD_MIN_FILL_SECONDS', 3, 0, 3600) * 1000,
+    spamGuardRateMax: readInt(env, 'SPAM_GUARD_RATE_MAX', 5, 0, 1_000_000),
+    spamGuardRateWindowMs: readInt(env, 'SPAM_GUARD_RATE_WINDOW_SECONDS', 600, 1, 86_400) * 1000,
   };
 }
 

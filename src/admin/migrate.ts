@@ -72,6 +72,10 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.analyticsReferrers, pg: pg.analyticsReferrers, key: ['siteId', 'day', 'referrer'] },
   { sqlite: lite.analyticsSalts, pg: pg.analyticsSalts, key: ['day'] },
   { sqlite: lite.analyticsVisitors, pg: pg.analyticsVisitors, key: ['siteId', 'day', 'page', 'hash'] },
+  // The spam guard's key (challenges issued before the move stay good), the answered challenges (still refused as replays) and windows.
+  { sqlite: lite.spamGuardKeys, pg: pg.spamGuardKeys, key: ['name'] },
+  { sqlite: lite.spamGuardChallenges, pg: pg.spamGuardChallenges, key: ['id'] },
+  { sqlite: lite.spamGuardWindows, pg: pg.spamGuardWindows, key: ['key'] },
 ];
 
 /**

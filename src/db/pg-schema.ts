@@ -79,3 +79,6 @@ export const analyticsPages = pgTableOf(tables.analyticsPages);
 export const analyticsReferrers = pgTableOf(tables.analyticsReferrers);
 export const analyticsSalts = pgTableOf(tables.analyticsSalts);
 export const analyticsVisitors = pgTableOf(tables.analyticsVisitors);
+export const spamGuardKeys = pgTableOf(tables.spamGuardKeys);
+export const spamGuardChallenges = pgTableOf(tables.spamGuardChallenges);
+export const spamGuardWindows = pgTableOf(tables.spamGuardWindows);

@@ -29,6 +29,9 @@ export const analyticsPages = sqliteTableOf(tables.analyticsPages);
 export const analyticsReferrers = sqliteTableOf(tables.analyticsReferrers);
 export const analyticsSalts = sqliteTableOf(tables.analyticsSalts);
 export const analyticsVisitors = sqliteTableOf(tables.analyticsVisitors);
+export const spamGuardKeys = sqliteTableOf(tables.spamGuardKeys);
+export const spamGuardChallenges = sqliteTableOf(tables.spamGuardChallenges);
+export const spamGuardWindows = sqliteTableOf(tables.spamGuardWindows);
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;

@@ -525,3 +525,37 @@ export const analyticsVisitors = defineTable(
   },
   (t) => [primaryKey({ columns: [t.siteId, t.day, t.page, t.hash] }), index('analytics_visitors_day_idx').on(t.day)],
 );
+
+/*
+ * Spam guard (src/spam-guard): the key that signs its proof-of-work challenges, shared by every
+ * instance; the challenges already used (each is good once), kept until they expire; and the
+ * submission windows per client, keyed by a keyed hash (the address itself is never stored).
+ */
+
+/** Named secrets of the spam guard, made by the first instance that needs one. */
+export const spamGuardKeys = defineTable('spam_guard_keys', {
+  name: text('name').primaryKey(),
+  secret: text('secret').notNull(),
+  createdAt: timestamp('created_at').notNull(),
+});
+
+/** Challenges already answered: a second answer to one is a replay. */
+export const spamGuardChallenges = defineTable(
+  'spam_guard_challenges',
+  {
+    id: text('id').primaryKey(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [index('spam_guard_challenges_expires_idx').on(t.expiresAt)],
+);
+
+/** Submissions counted per client and form in a fixed window. */
+export const spamGuardWindows = defineTable(
+  'spam_guard_windows',
+  {
+    key: text('key').primaryKey(),
+    windowStart: timestamp('window_start').notNull(),
+    count: integer('count').notNull(),
+  },
+  (t) => [index('spam_guard_windows_start_idx').on(t.windowStart)],
+);

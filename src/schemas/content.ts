@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_CATEGORY_LENGTH, MAX_HANDLE_LENGTH, MAX_SLUG_LENGTH, MAX_TAG_LENGTH } from '../limits.js';
-import { NullableString, PageQuery, PaginationSchema, Timestamp, envelope } from './common.js';
+import { NullableString, PageQuery, PaginationSchema, StringEnum, Timestamp, envelope } from './common.js';
 
 /** A published post as the public content API shows it: for front ends that render posts themselves. */
 export const ContentPost = Type.Object({
@@ -31,3 +31,33 @@ export const ContentListQuery = Type.Object({
 
 export const ContentListResponse = envelope(Type.Object({ posts: Type.Array(ContentPost), pagination: PaginationSchema, site: ContentSite }));
 export const ContentPostResponse = envelope(Type.Object({ post: ContentPost, site: ContentSite }));
+
+/** The public forms the spam guard issues challenges for. */
+export const GUARDED_FORMS = ['comment', 'subscribe'] as const;
+export type GuardedForm = (typeof GUARDED_FORMS)[number];
+
+export const ChallengeQuery = Type.Object({
+  form: StringEnum(GUARDED_FORMS, 'The form the challenge is for; an answer is good for that form of that site only'),
+});
+
+/** An ALTCHA proof-of-work challenge, as the `altcha` widget fetches it (the object itself, no envelope). */
+export const ChallengeResponse = Type.Object(
+  {
+    parameters: Type.Object(
+      {
+        algorithm: Type.String(),
+        nonce: Type.String(),
+        salt: Type.String(),
+        cost: Type.Integer(),
+        keyLength: Type.Integer(),
+        keyPrefix: Type.String(),
+        keySignature: Type.Optional(Type.String()),
+        expiresAt: Type.Optional(Type.Integer({ description: 'Seconds since the epoch' })),
+        data: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]))),
+      },
+      { additionalProperties: true },
+    ),
+    signature: Type.String(),
+  },
+  { description: 'Solve it (the widget does), then send `base64(JSON { challenge, solution })` in the form\'s `altcha` field' },
+);

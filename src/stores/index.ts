@@ -9,6 +9,7 @@ import type { AccountStore, AccountStoreOptions } from '../accounts/store.js';
 import type { MediaStore } from '../media/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 import type { AnalyticsStore } from '../analytics/store.js';
+import type { SpamGuard, SpamGuardOptions } from '../spam-guard/guard.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -36,4 +37,6 @@ export interface Stores {
   webhooks(options: WebhookStoreOptions): WebhookStore;
   /** The rows of each site's media library. */
   media: MediaStore;
+  /** The spam guard of public forms, with the configuration's difficulty and limits. */
+  spamGuard(options: SpamGuardOptions): SpamGuard;
 }

@@ -24,6 +24,8 @@ import { postgresAnalytics } from '../analytics/postgres.js';
 import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
+import { postgresSpamGuard } from '../spam-guard/postgres.js';
+import { SpamGuard } from '../spam-guard/guard.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
@@ -37,6 +39,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   webhooks: postgresWebhooks,
   media: postgresMedia,
   analytics: postgresAnalytics,
+  spamGuard: postgresSpamGuard,
 };
 
 /**
@@ -108,5 +111,6 @@ export function postgresStores(handle: PostgresHandle): Stores {
     analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
     media: new MediaStore(db),
+    spamGuard: (options) => new SpamGuard(db, options),
   };
 }

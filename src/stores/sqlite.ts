@@ -23,6 +23,8 @@ import { sqliteAnalytics } from '../analytics/sqlite.js';
 import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
 import { knowledgeStores } from '../knowledge/store.js';
+import { sqliteSpamGuard } from '../spam-guard/sqlite.js';
+import { SpamGuard } from '../spam-guard/guard.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
@@ -36,6 +38,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   webhooks: sqliteWebhooks,
   media: sqliteMedia,
   analytics: sqliteAnalytics,
+  spamGuard: sqliteSpamGuard,
 };
 
 /** Every store, on SQLite. */
@@ -57,5 +60,6 @@ export function sqliteStores(handle: DbHandle): Stores {
     analytics: new AnalyticsStore(db),
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
     media: new MediaStore(db),
+    spamGuard: (options) => new SpamGuard(db, options),
   };
 }

@@ -6,7 +6,7 @@ import { tagSlug } from '../../../src/public-site/markdown.js';
 import type { PublicPost, PublicSite } from '../../../src/public-site/types.js';
 import { postUrl } from '../../../src/public-site/urls.js';
 import { NotModified, errorResponses } from '../../../src/schemas/common.js';
-import { ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
+import { ChallengeQuery, ChallengeResponse, ContentListQuery, ContentListResponse, ContentPostParams, ContentPostResponse, ContentSiteParams } from '../../../src/schemas/content.js';
 
 const tags = ['content'];
 
@@ -97,6 +97,27 @@ export default async function contentRoutes(fastify: FastifyInstance) {
         body: String(reply.serialize({ success: true as const, data: { post: postView(view, found.post), site: siteView(view) } })),
       }));
       return app.sendPublic(request, reply, response);
+    },
+  );
+
+  app.get(
+    '/sites/:handle/challenge',
+    {
+      schema: {
+        tags,
+        operationId: 'getSpamGuardChallenge',
+        summary: 'A new proof-of-work challenge for a public form of the site (the ALTCHA widget fetches it; no key needed)',
+        security: [],
+        params: ContentSiteParams,
+        querystring: ChallengeQuery,
+        response: { 200: ChallengeResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const site = await siteOf(request.params.handle);
+      // One per form shown, never cached: each is answerable once.
+      reply.header('Cache-Control', 'no-store');
+      return app.spamGuard.challenge(site.id, request.query.form);
     },
   );
 }
