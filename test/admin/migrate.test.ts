@@ -24,6 +24,7 @@ import postRoutes from '../../routes/api/v1/posts.js';
 import siteSettingsRoutes from '../../routes/api/v1/site.js';
 import contentRoutes from '../../routes/content/v1/sites.js';
 import siteRoutes from '../../routes/site.js';
+import { solve } from '../spam-guard/helpers.js';
 import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, nodeArgs, startApp, startService, tempDataDir, testConfig } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
@@ -124,6 +125,9 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
     await ctx.app.inject({ method: 'GET', url, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0', referer } });
   }
   await ctx.app.analytics.flush();
+  // A reader's form: the spam guard's keys, an answered challenge and the sender's window.
+  const challenge = await ctx.app.spamGuard.challenge(ctx.site.id, 'comment');
+  await ctx.app.spamGuard.check({ siteId: ctx.site.id, form: 'comment', clientAddress: '192.0.2.7', proof: await solve(challenge), texts: ['Hello'], blockedWords: [] });
 
   // Knowledge files, indexed.
   const files: { id: string; name: string }[] = [];

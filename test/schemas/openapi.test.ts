@@ -72,6 +72,7 @@ const OPERATION_IDS = {
   'DELETE /api/v1/keys/{id}': 'revokeKey',
   'GET /content/v1/sites/{handle}/posts': 'listPublicPosts',
   'GET /content/v1/sites/{handle}/posts/{slug}': 'getPublicPost',
+  'GET /content/v1/sites/{handle}/challenge': 'getSpamGuardChallenge',
 };
 
 /** Actions that take no body (POST because they change something). */
