@@ -37,6 +37,20 @@ export default async function siteRoutes(app: FastifyInstance) {
     return app.sendPublic(request, reply, response);
   });
 
+  // A draft's share-preview link: the token alone names it; no longer once published or revoked.
+  app.get('/preview/:token', { schema }, async (request, reply) => {
+    const { token } = request.params as { token: string };
+    const post = token.length >= 16 && token.length <= 100 ? await app.posts.byPreviewToken(token) : undefined;
+    const site = post && (await app.sites.get(post.siteId));
+    reply.header('Cache-Control', 'no-store').header('X-Robots-Tag', 'noindex').header('Referrer-Policy', 'no-referrer');
+    if (!post || !site) {
+      const notFound = await app.publicPages.noSite();
+      return reply.code(404).type(notFound.contentType).send(notFound.body);
+    }
+    const html = await app.publicPages.preview(site, await app.publicSite.preview(site.id, post));
+    return reply.type('text/html; charset=utf-8').send(html);
+  });
+
   // Browsers ask for it on their own, on every host.
   app.get('/favicon.ico', { schema }, async (request, reply) => app.sendPublic(request, reply, app.publicPages.icon));
 

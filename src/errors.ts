@@ -27,6 +27,21 @@ export const validationError = (message: string, details?: ErrorDetail[]) =>
 
 export const conflict = (message: string) => new AppError(409, 'CONFLICT', message);
 
+/** A conditional write (`If-Match`) whose condition no longer holds: someone saved meanwhile. */
+export const preconditionFailed = (message: string, details?: Record<string, unknown>) => new AppError(412, 'PRECONDITION_FAILED', message, details);
+
+/**
+ * Whether an `If-Match` header holds for the current `etag` (absent: no condition). Strong
+ * comparison, as RFC 9110 asks of If-Match: a weak tag never matches.
+ */
+export function ifMatchHolds(ifMatch: string | undefined, etag: string): boolean {
+  if (ifMatch === undefined) return true;
+  return ifMatch.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed === etag;
+  });
+}
+
 /** Every `code` the error envelope can carry: the OpenAPI document lists them as an enum. */
 export const ERROR_CODES = [
   'VALIDATION_ERROR',
@@ -39,6 +54,7 @@ export const ERROR_CODES = [
   'NOT_ACCEPTABLE',
   'REQUEST_TIMEOUT',
   'CONFLICT',
+  'PRECONDITION_FAILED',
   'PAYLOAD_TOO_LARGE',
   'FILE_TOO_LARGE',
   'QUOTA_EXCEEDED',

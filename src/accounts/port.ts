@@ -12,6 +12,8 @@ export interface AccountPort {
   /** Inserts a user; throws TakenMeanwhile when a writer outside the transaction took its email. */
   insertUser(row: UserRow): void;
   setPassword(userId: string, passwordHash: string, at: Date): void;
+  /** The name readers see on the user's posts (null: none). */
+  setDisplayName(userId: string, displayName: string | null): void;
   /** Deletes the user (memberships, sessions and links with it); false when there was none. */
   deleteUser(userId: string): boolean;
   /** Every user, oldest first. */

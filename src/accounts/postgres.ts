@@ -22,6 +22,7 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
   userById: async (tx, userId) => (await tx.select().from(users).where(eq(users.id, userId)))[0],
   insertUser: (tx, row) => guardTaken(tx.insert(users).values(row)),
   setPassword: async (tx, userId, passwordHash, at) => void (await tx.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, userId))),
+  setDisplayName: async (tx, userId, displayName) => void (await tx.update(users).set({ displayName }).where(eq(users.id, userId))),
   deleteUser: async (tx, userId) => (await tx.delete(users).where(eq(users.id, userId)).returning({ id: users.id })).length > 0,
   listUsers: (tx) => tx.select().from(users).orderBy(asc(users.createdAt), asc(users.email)),
 

@@ -9,7 +9,12 @@ import { AppError, validationError } from '../errors.js';
  * store (store.ts) applies them; its adapters only read and write rows.
  */
 
-export const ROLES = ['owner', 'editor'] as const;
+/**
+ * A newsroom's roles: `owner` (everything, the site's settings and staff too), `editor` (every
+ * post), `author` (writes, publishes and deletes their own posts), `contributor` (writes their
+ * own drafts and submits them for review; publishes nothing). See src/posts/permissions.ts.
+ */
+export const ROLES = ['owner', 'editor', 'author', 'contributor'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** One site of a user, as the session shows it. */
@@ -49,7 +54,7 @@ export interface SessionAuth {
 
 /** What GET /api/v1/auth/session answers. */
 export interface SessionView {
-  user: { id: string; email: string };
+  user: { id: string; email: string; displayName: string | null };
   site: { id: string; name: string; handle: string };
   role: Role;
   sites: MemberSite[];
@@ -81,7 +86,7 @@ export function checkNewPassword(password: string, field = 'password'): string {
 }
 
 export function checkRole(role: string): Role {
-  if (!(ROLES as readonly string[]).includes(role)) throw validationError(`role must be one of ${ROLES.join(', ')}`, [{ path: '/body/role', message: 'must be owner or editor' }]);
+  if (!(ROLES as readonly string[]).includes(role)) throw validationError(`role must be one of ${ROLES.join(', ')}`, [{ path: '/body/role', message: `must be one of ${ROLES.join(', ')}` }]);
   return role as Role;
 }
 
@@ -118,7 +123,7 @@ export function newSessionRow(userId: string, siteId: string, tokenHash: string,
 }
 
 export function newUserRow(email: string, now: Date): UserRow {
-  return { id: randomUUID(), email, passwordHash: null, createdAt: now, passwordChangedAt: null };
+  return { id: randomUUID(), email, passwordHash: null, displayName: null, createdAt: now, passwordChangedAt: null };
 }
 
 export function newTokenRow(userId: string, purpose: 'setup' | 'reset', tokenHash: string, now: Date): AccountTokenRow {

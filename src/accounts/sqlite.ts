@@ -30,6 +30,7 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
   userById: (tx, userId) => tx.select().from(users).where(eq(users.id, userId)).get(),
   insertUser: (tx, row) => guardTaken(() => tx.insert(users).values(row).run()),
   setPassword: (tx, userId, passwordHash, at) => void tx.update(users).set({ passwordHash, passwordChangedAt: at }).where(eq(users.id, userId)).run(),
+  setDisplayName: (tx, userId, displayName) => void tx.update(users).set({ displayName }).where(eq(users.id, userId)).run(),
   deleteUser: (tx, userId) => tx.delete(users).where(eq(users.id, userId)).run().changes > 0,
   listUsers: (tx) => tx.select().from(users).orderBy(asc(users.createdAt), asc(users.email)).all(),
 

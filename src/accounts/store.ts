@@ -184,8 +184,22 @@ export class AccountStore {
 
   /** What the session shows: the user, the current site and role, and every site of the user. */
   async describe(auth: SessionAuth): Promise<SessionView> {
-    const sites = await this.db.read(() => ask('accounts', 'sitesOf', auth.userId));
-    return { user: { id: auth.userId, email: auth.email }, site: auth.site, role: auth.role, sites };
+    const [sites, user] = await this.db.read(function* () {
+      return [yield* ask('accounts', 'sitesOf', auth.userId), yield* ask('accounts', 'userById', auth.userId)] as const;
+    });
+    return { user: { id: auth.userId, email: auth.email, displayName: user?.displayName ?? null }, site: auth.site, role: auth.role, sites };
+  }
+
+  /**
+   * Sets the name readers see on the user's posts (trimmed; empty: none). The pages of the
+   * user's sites move to a new version, so none shows the old name.
+   */
+  setDisplayName(userId: string, displayName: string | null, now = new Date()): Promise<void> {
+    const name = displayName?.trim() || null;
+    return this.db.write(function* () {
+      yield* ask('accounts', 'setDisplayName', userId, name);
+      for (const site of yield* ask('accounts', 'sitesOf', userId)) yield* ask('sites', 'touchContent', site.id, now);
+    });
   }
 
   /**

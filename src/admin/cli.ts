@@ -12,7 +12,7 @@ import dbPlugin from '../../plugins/db.js';
 import sitesPlugin from '../../plugins/sites.js';
 import { MigrationError, migrateToPostgres, reportLines } from './migrate.js';
 import { domainState } from '../sites/domains.js';
-import { setupUrl, type Role } from '../accounts/rules.js';
+import { ROLES, setupUrl, type Role } from '../accounts/rules.js';
 import { serviceBaseUrl } from '../../plugins/accounts.js';
 
 const USAGE = `Usage: blog-admin <command> [--json]
@@ -29,11 +29,11 @@ const USAGE = `Usage: blog-admin <command> [--json]
   key create --site <siteId>    create another API key for a site (printed once)
   key list --site <siteId>      list a site's keys (prefix only)
   key revoke <keyId>            revoke a key; it stops working at once
-  user create --site <siteId> --email <email> [--role owner|editor] [--password-stdin]
+  user create --site <siteId> --email <email> [--role owner|editor|author|contributor] [--password-stdin]
                                 add a staff user to a site (default role editor); without
                                 --password-stdin it prints a one-time setup link (24 hours)
   user list [--site <siteId>]   list staff users (of one site)
-  user set-role --site <siteId> --email <email> --role owner|editor
+  user set-role --site <siteId> --email <email> --role owner|editor|author|contributor
                                 change a user's role on a site (a site keeps one owner)
   user remove --email <email> [--site <siteId>]
                                 remove a user from a site (its sessions there end), or without
@@ -163,8 +163,8 @@ export async function runAdmin(argv: string[], config: Config, out: (line: strin
   };
   const needRole = (fallback?: Role): Role => {
     const role = values.role ?? fallback;
-    if (role !== 'owner' && role !== 'editor') throw new UsageError(`${command} needs --role owner or --role editor`);
-    return role;
+    if (!(ROLES as readonly string[]).includes(role ?? '')) throw new UsageError(`${command} needs --role ${ROLES.join('|')}`);
+    return role as Role;
   };
   try {
     switch (command) {

@@ -53,6 +53,8 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.slugCounters, pg: pg.slugCounters, key: ['siteId', 'base'] },
   { sqlite: lite.postCounts, pg: pg.postCounts, key: ['siteId'] },
   { sqlite: lite.postSlugRedirects, pg: pg.postSlugRedirects, key: ['siteId', 'slug'] },
+  { sqlite: lite.postRevisions, pg: pg.postRevisions, key: ['id'] },
+  { sqlite: lite.postPendingChanges, pg: pg.postPendingChanges, key: ['postId'] },
   { sqlite: lite.knowledgeFiles, pg: pg.knowledgeFiles, key: ['id'] },
   { sqlite: lite.knowledgeChunks, pg: pg.knowledgeChunks, key: ['id'], identity: 'id' },
   { sqlite: lite.media, pg: pg.media, key: ['id'] },

@@ -139,9 +139,113 @@ export interface paths {
         head?: never;
         /**
          * Edit fields of a post
-         * @description A published post keeps its slug when retitled; `slug` moves it, and the old URL redirects.
+         * @description A published post keeps its slug when retitled; `slug` moves it, and the old URL redirects. With `If-Match: <the post's ETag>` (GET answers it), a post saved by someone else meanwhile is 412 PRECONDITION_FAILED instead of overwritten. Setting title, description or content applies (and clears) a published post's pending change: that is "Update". Every save of the text keeps a revision.
          */
         patch: operations["updatePost"];
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A post's revisions, newest first
+         * @description Each save of title, description or content keeps one (the last 50 per post), with who saved it and when.
+         */
+        get: operations["listPostRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/revisions/{revId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a revision's text back
+         * @description A draft takes the revision's title, description and content at once; a published post gets them as its pending change (live after Update). Either way a new revision records the restore.
+         */
+        post: operations["restorePostRevision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A published post's edits waiting for Update */
+        get: operations["getPendingChange"];
+        /**
+         * Save a published post's edits without publishing them
+         * @description Readers keep the live text; a PATCH of the post with the pending text applies it ("Update"). Fields not given keep the pending (else live) value. With `If-Match: <etag>` (as GET …/pending answers), a change saved meanwhile is 412. 409 for a draft: its edits are saved to it with PATCH.
+         */
+        put: operations["savePendingChange"];
+        post?: never;
+        /** Discard a published post's pending edits (the live text stays) */
+        delete: operations["discardPendingChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a draft for review
+         * @description Marks the draft (`reviewRequestedAt`) for an editor to review and publish; what a contributor does instead of publishing.
+         */
+        post: operations["submitPostForReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The draft's share-preview link, if one is active */
+        get: operations["getPostShareLink"];
+        put?: never;
+        /**
+         * Make a share-preview link for a draft
+         * @description A new unguessable link (any earlier one stops working) that shows the draft as its public page would, to anyone who has it, signed out, marked as a preview and noindex, until the post is published or the link revoked. 409 for a published post.
+         */
+        post: operations["sharePostPreview"];
+        /** Revoke the draft's share-preview link */
+        delete: operations["revokePostShareLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/knowledge": {
@@ -513,6 +617,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the signed-in user's display name (shown on their public posts) */
+        patch: operations["updateProfile"];
+        trace?: never;
+    };
     "/api/v1/auth/password": {
         parameters: {
             query?: never;
@@ -739,7 +860,7 @@ export interface components {
                  * @description Stable UPPER_SNAKE error code
                  * @enum {string}
                  */
-                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "INVALID_TOKEN" | "MAIL_NOT_CONFIGURED" | "STORAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "INVALID_IMAGE";
+                code: "VALIDATION_ERROR" | "INVALID_JSON" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "FILE_TOO_LARGE" | "QUOTA_EXCEEDED" | "URI_TOO_LONG" | "HEADERS_TOO_LARGE" | "EXPECTATION_FAILED" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_FILE_TYPE" | "UNKNOWN_MODEL" | "RATE_LIMITED" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_KEY_IN_USE" | "INTERNAL_ERROR" | "GENERATION_FAILED" | "GENERATOR_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "GENERATION_TIMEOUT" | "INSUFFICIENT_STORAGE" | "INVALID_TOKEN" | "MAIL_NOT_CONFIGURED" | "STORAGE_UNAVAILABLE" | "IMAGE_TOO_LARGE" | "INVALID_IMAGE";
                 message: string;
                 details?: {
                     path: string;
@@ -1082,6 +1203,12 @@ export interface operations {
                                 /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
                                 featureImage: string | null;
                                 featureImageAlt: string | null;
+                                /** @description When a contributor submitted the draft for review; null when not asked (or published since) */
+                                reviewRequestedAt: string | (never | null);
+                                /** @description Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client */
+                                generatorProvider: ("ollama" | "builtin") | (never | null);
+                                /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
+                                generatorModel: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1772,6 +1899,12 @@ export interface operations {
                                 /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
                                 featureImage: string | null;
                                 featureImageAlt: string | null;
+                                /** @description When a contributor submitted the draft for review; null when not asked (or published since) */
+                                reviewRequestedAt: string | (never | null);
+                                /** @description Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client */
+                                generatorProvider: ("ollama" | "builtin") | (never | null);
+                                /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
+                                generatorModel: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2097,6 +2230,12 @@ export interface operations {
                                 /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
                                 featureImage: string | null;
                                 featureImageAlt: string | null;
+                                /** @description When a contributor submitted the draft for review; null when not asked (or published since) */
+                                reviewRequestedAt: string | (never | null);
+                                /** @description Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client */
+                                generatorProvider: ("ollama" | "builtin") | (never | null);
+                                /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
+                                generatorModel: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2109,6 +2248,900 @@ export interface operations {
                                 updatedAt: string;
                             };
                             site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPostRevisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Newest first; the last 50 are kept */
+                            revisions: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                /** @description Who saved it: a user id; null for an API key or the service */
+                                authorId: string | null;
+                                /** @description That user's display name, else email */
+                                authorName: string | null;
+                                /**
+                                 * @description `save`: the post saved; `pending`: a published post's edits saved to wait for Update; `restore`: a revision put back
+                                 * @enum {string}
+                                 */
+                                kind: "save" | "pending" | "restore";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    restorePostRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                revId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            post: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                category: string | null;
+                                tags: string[];
+                                /** @enum {object|null} */
+                                cta: never | null;
+                                authorId: string | null;
+                                isDraft: boolean;
+                                /** @enum {string} */
+                                visibility: "public" | "unlisted";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
+                                /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
+                                featureImage: string | null;
+                                featureImageAlt: string | null;
+                                /** @description When a contributor submitted the draft for review; null when not asked (or published since) */
+                                reviewRequestedAt: string | (never | null);
+                                /** @description Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client */
+                                generatorProvider: ("ollama" | "builtin") | (never | null);
+                                /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
+                                generatorModel: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description For a published post, the pending change now holding the revision's text */
+                            pending: {
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                authorId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPendingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The edits waiting for Update; null when none */
+                            pending: {
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                authorId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            } | null;
+                            /** @description What a save of the pending change sends as If-Match (also the ETag header) */
+                            etag: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    savePendingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Brewing great coffee at home",
+                 *       "content": "# Start with the ratio\n\n60 g per litre."
+                 *     }
+                 */
+                "application/json": {
+                    title?: string;
+                    description?: string | null;
+                    content?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The edits waiting for Update; null when none */
+                            pending: {
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                authorId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            } | null;
+                            /** @description What a save of the pending change sends as If-Match (also the ETag header) */
+                            etag: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    discardPendingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    submitPostForReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            post: {
+                                /** Format: uuid */
+                                id: string;
+                                slug: string;
+                                title: string;
+                                description: string | null;
+                                content: string | null;
+                                category: string | null;
+                                tags: string[];
+                                /** @enum {object|null} */
+                                cta: never | null;
+                                authorId: string | null;
+                                isDraft: boolean;
+                                /** @enum {string} */
+                                visibility: "public" | "unlisted";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                publishedAt: string | null;
+                                /** @description When a scheduled draft will be published; null when none is scheduled */
+                                publishAt: string | (never | null);
+                                /** @description The id of the post's feature image (GET /api/v1/media/:id has its URLs) */
+                                featureImage: string | null;
+                                featureImageAlt: string | null;
+                                /** @description When a contributor submitted the draft for review; null when not asked (or published since) */
+                                reviewRequestedAt: string | (never | null);
+                                /** @description Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client */
+                                generatorProvider: ("ollama" | "builtin") | (never | null);
+                                /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
+                                generatorModel: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPostShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The share-preview link (path on this service); null when none is active */
+                            url: string | null;
+                            token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sharePostPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The share-preview link (path on this service); null when none is active */
+                            url: string | null;
+                            token: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokePostShareLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description The share-preview link (path on this service); null when none is active */
+                            url: string | null;
+                            token: string | null;
                         };
                     };
                 };
@@ -5023,6 +6056,8 @@ export interface operations {
                                 user: {
                                     id: string;
                                     email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
                                 };
                                 site: {
                                     id: string;
@@ -5030,20 +6065,20 @@ export interface operations {
                                     handle: string;
                                 };
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /** @description Every site of the user */
                                 sites: {
                                     id: string;
                                     name: string;
                                     handle: string;
                                     /**
-                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                      * @enum {string}
                                      */
-                                    role: "owner" | "editor";
+                                    role: "owner" | "editor" | "author" | "contributor";
                                 }[];
                             };
                         };
@@ -5128,6 +6163,8 @@ export interface operations {
                                 user: {
                                     id: string;
                                     email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
                                 };
                                 site: {
                                     id: string;
@@ -5135,20 +6172,20 @@ export interface operations {
                                     handle: string;
                                 };
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /** @description Every site of the user */
                                 sites: {
                                     id: string;
                                     name: string;
                                     handle: string;
                                     /**
-                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                      * @enum {string}
                                      */
-                                    role: "owner" | "editor";
+                                    role: "owner" | "editor" | "author" | "contributor";
                                 }[];
                             };
                         };
@@ -5323,6 +6360,8 @@ export interface operations {
                                 user: {
                                     id: string;
                                     email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
                                 };
                                 site: {
                                     id: string;
@@ -5330,20 +6369,20 @@ export interface operations {
                                     handle: string;
                                 };
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /** @description Every site of the user */
                                 sites: {
                                     id: string;
                                     name: string;
                                     handle: string;
                                     /**
-                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                      * @enum {string}
                                      */
-                                    role: "owner" | "editor";
+                                    role: "owner" | "editor" | "author" | "contributor";
                                 }[];
                             };
                         };
@@ -5444,6 +6483,8 @@ export interface operations {
                                 user: {
                                     id: string;
                                     email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
                                 };
                                 site: {
                                     id: string;
@@ -5451,20 +6492,139 @@ export interface operations {
                                     handle: string;
                                 };
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /** @description Every site of the user */
                                 sites: {
                                     id: string;
                                     name: string;
                                     handle: string;
                                     /**
-                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                      * @enum {string}
                                      */
-                                    role: "owner" | "editor";
+                                    role: "owner" | "editor" | "author" | "contributor";
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "displayName": "Ada Lovelace"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The name readers see on your posts; empty or null shows none */
+                    displayName: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            session: {
+                                user: {
+                                    id: string;
+                                    email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
+                                };
+                                site: {
+                                    id: string;
+                                    name: string;
+                                    handle: string;
+                                };
+                                /**
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                 * @enum {string}
+                                 */
+                                role: "owner" | "editor" | "author" | "contributor";
+                                /** @description Every site of the user */
+                                sites: {
+                                    id: string;
+                                    name: string;
+                                    handle: string;
+                                    /**
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                     * @enum {string}
+                                     */
+                                    role: "owner" | "editor" | "author" | "contributor";
                                 }[];
                             };
                         };
@@ -5641,10 +6801,10 @@ export interface operations {
                                 id: string;
                                 email: string;
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -5724,10 +6884,10 @@ export interface operations {
                 "application/json": {
                     email: string;
                     /**
-                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                      * @enum {string}
                      */
-                    role: "owner" | "editor";
+                    role: "owner" | "editor" | "author" | "contributor";
                 };
             };
         };
@@ -5753,10 +6913,10 @@ export interface operations {
                                 id: string;
                                 email: string;
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -5919,10 +7079,10 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                      * @enum {string}
                      */
-                    role: "owner" | "editor";
+                    role: "owner" | "editor" | "author" | "contributor";
                 };
             };
         };
@@ -5948,10 +7108,10 @@ export interface operations {
                                 id: string;
                                 email: string;
                                 /**
-                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
                                  * @enum {string}
                                  */
-                                role: "owner" | "editor";
+                                role: "owner" | "editor" | "author" | "contributor";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds

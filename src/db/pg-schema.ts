@@ -43,6 +43,8 @@ export const posts = pgTableOf(tables.posts);
 export const slugCounters = pgTableOf(tables.slugCounters);
 export const postCounts = pgTableOf(tables.postCounts);
 export const postSlugRedirects = pgTableOf(tables.postSlugRedirects);
+export const postRevisions = pgTableOf(tables.postRevisions);
+export const postPendingChanges = pgTableOf(tables.postPendingChanges);
 export const knowledgeFiles = pgTableOf(tables.knowledgeFiles);
 
 export const knowledgeChunks = pgTableOf(tables.knowledgeChunks, {

@@ -89,6 +89,12 @@ export const posts = defineTable(
     generatorModel: text('generator_model'),
     // The batch task that generated this post: unique, so a task can never make two posts.
     sourceTaskId: text('source_task_id'),
+    // A contributor's draft marked for an editor to review ("Submit for review"); null: not asked.
+    reviewRequestedAt: timestamp('review_requested_at'),
+    // The draft's share-preview link (random, unguessable): it reads this one draft signed out
+    // until the post is published or the link revoked (null). Shown to the post's editors, like
+    // the link itself, so it is kept as it is: it opens nothing but this draft.
+    previewToken: text('preview_token'),
     // The content rendered to HTML for readers, once per version of the post (null until first needed).
     html: text('html'),
     readingTime: integer('reading_time'),
@@ -103,8 +109,48 @@ export const posts = defineTable(
     index('posts_site_list_idx').on(t.siteId, t.createdAt, t.isDraft, t.visibility),
     // The public site lists published public posts newest first by publication.
     index('posts_site_public_idx').on(t.siteId, t.isDraft, t.visibility, t.publishedAt),
+    uniqueIndex('posts_preview_token_unique').on(t.previewToken),
   ],
 );
+
+/**
+ * What a post's title, description and content were at each save (the last 50 per post kept,
+ * see src/revisions), with who saved them (a user id; null for an API key).
+ */
+export const postRevisions = defineTable(
+  'post_revisions',
+  {
+    id: text('id').primaryKey(),
+    postId: text('post_id')
+      .notNull()
+      .references(() => posts.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    content: text('content'),
+    authorId: text('author_id'),
+    // What made it: a save of the post, of its pending change, or a restore.
+    kind: text('kind', { enum: ['save', 'pending', 'restore'] }).notNull(),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [index('post_revisions_post_idx').on(t.postId, t.createdAt)],
+);
+
+/**
+ * The edits of a published post waiting for "Update" (one per post): readers keep the live
+ * text until the edits are applied by a PATCH of the post, which clears this row.
+ */
+export const postPendingChanges = defineTable('post_pending_changes', {
+  postId: text('post_id')
+    .primaryKey()
+    .references(() => posts.columns.id, { onDelete: 'cascade' }),
+  siteId: text('site_id').notNull(),
+  title: text('title').notNull(),
+  description: text('description'),
+  content: text('content'),
+  authorId: text('author_id'),
+  updatedAt: timestamp('updated_at').notNull(),
+});
 
 /**
  * The highest `-N` suffix given to a slug base on a site, so the next colliding title finds its
@@ -365,13 +411,15 @@ export const users = defineTable(
     email: text('email').notNull(),
     // argon2id (PHC string); null until the user sets one through a setup link.
     passwordHash: text('password_hash'),
+    // The name readers see on the posts the user wrote (null: none shown).
+    displayName: text('display_name'),
     createdAt: timestamp('created_at').notNull(),
     passwordChangedAt: timestamp('password_changed_at'),
   },
   (t) => [uniqueIndex('users_email_unique').on(t.email)],
 );
 
-/** Which sites a user belongs to, and as what: `owner` or `editor`. */
+/** Which sites a user belongs to, and as what: `owner`, `editor`, `author` or `contributor`. */
 export const memberships = defineTable(
   'memberships',
   {
@@ -381,7 +429,7 @@ export const memberships = defineTable(
     siteId: text('site_id')
       .notNull()
       .references(() => sites.columns.id, { onDelete: 'cascade' }),
-    role: text('role', { enum: ['owner', 'editor'] }).notNull(),
+    role: text('role', { enum: ['owner', 'editor', 'author', 'contributor'] }).notNull(),
     createdAt: timestamp('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.siteId] }), index('memberships_site_idx').on(t.siteId)],

@@ -13,8 +13,8 @@ export interface WrittenPost {
 export class PostWriter {
   constructor(private readonly deps: GroundingDeps & { posts: Pick<PostStore, 'create'> }) {}
 
-  /** `image`: the feature image the stored post shows (checked by the caller before the writing starts). */
-  async write(siteId: string, request: PostRequest, signal?: AbortSignal, image: Pick<PostInput, 'featureImage' | 'featureImageAlt'> = {}): Promise<WrittenPost> {
+  /** `image`: the feature image the stored post shows (checked by the caller before the writing starts), and who asked (`authorId`). */
+  async write(siteId: string, request: PostRequest, signal?: AbortSignal, image: Pick<PostInput, 'featureImage' | 'featureImageAlt' | 'authorId'> = {}): Promise<WrittenPost> {
     const { result } = await writeGroundedPost(this.deps, siteId, request, signal);
     const post = await this.deps.posts.create(siteId, { ...result.post, isDraft: true, ...image }, { generatorProvider: result.provider, generatorModel: result.model });
     return { post, generation: generationNotes(result) };

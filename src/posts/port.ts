@@ -27,6 +27,8 @@ export interface PostPort {
   /** The site's slugs starting with `prefix`, with their posts' ids. */
   slugsStartingWith(siteId: string, prefix: string): { slug: string; id: string }[];
   find(siteId: string, postId: string): PostRow | undefined;
+  /** The post whose share-preview link has this token (any site: the token alone names it). */
+  findByPreviewToken(token: string): PostRow | undefined;
   /** The post as the API shows it (`postResource`), as JSON text. */
   findJson(siteId: string, postId: string): string | undefined;
   /** Inserts a post; throws SlugTakenMeanwhile when a writer outside the store took its slug. */

@@ -141,6 +141,7 @@ export const postgresPosts: AsyncAdapter<PostPort, PgExecutor> = {
       .from(posts)
       .where(and(eq(posts.siteId, siteId), sql`starts_with(${posts.slug}, ${prefix})`)),
   find: async (db, siteId, postId) => first(await db.select().from(posts).where(and(eq(posts.siteId, siteId), eq(posts.id, postId)))),
+  findByPreviewToken: async (db, token) => first(await db.select().from(posts).where(eq(posts.previewToken, token))),
   findJson: async (db, siteId, postId) => {
     const post = first(await db.select().from(posts).where(and(eq(posts.siteId, siteId), eq(posts.id, postId))));
     return post && postJsonText(post);

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { PostRow } from '../db/schema.js';
-import { notFound, validationError, type ErrorDetail } from '../errors.js';
+import { ifMatchHolds, notFound, preconditionFailed, validationError, type ErrorDetail } from '../errors.js';
 import {
   MAX_AUTHOR_ID_LENGTH,
   MAX_CATEGORY_LENGTH,
@@ -68,6 +68,29 @@ export interface PostChange {
   before: PostRow | null;
   after: PostRow | null;
   at: Date;
+  /** Who made it: a user's id; null or absent for an API key or the service itself. */
+  by?: string | null;
+  /** A revision put back (its text is the change's): the revision kept says so. */
+  restored?: boolean;
+}
+
+/** Who writes and how: the person (for revisions), the post's ETag the writer last saw (If-Match). */
+export interface WriteContext {
+  by?: string | null;
+  ifMatch?: string;
+  restored?: boolean;
+}
+
+/** A post's ETag: its `updatedAt`, which every change moves (strictly). */
+export const postEtag = (updatedAt: Date) => `"${updatedAt.getTime().toString(36)}"`;
+
+/** 412 unless `ifMatch` (an If-Match header) names the post's current ETag. */
+export function checkIfMatch(post: PostRow, ifMatch: string | undefined): void {
+  if (ifMatchHolds(ifMatch, postEtag(post.updatedAt))) return;
+  throw preconditionFailed('The post changed since you opened it (someone saved it meanwhile, perhaps in another tab): reload it to see the other changes before saving', {
+    etag: postEtag(post.updatedAt),
+    updatedAt: post.updatedAt.toISOString(),
+  });
 }
 
 export interface ListQuery {

@@ -175,6 +175,7 @@ export const sqlitePosts: SyncAdapter<PostPort, Executor> = {
       .where(and(eq(posts.siteId, siteId), gte(posts.slug, prefix), lt(posts.slug, `${prefix}~`)))
       .all(),
   find: (db, siteId, postId) => prepared(db, selectPost).get({ postId, siteId }),
+  findByPreviewToken: (db, token) => db.select().from(posts).where(eq(posts.previewToken, token)).get(),
   findJson: (db, siteId, postId) => prepared(db, selectPostJson).get({ postId, siteId })?.json,
   // SQLite has one writer: a slug looked at in the write's transaction stays free until it commits.
   insert: (db, row) => void prepared(db, insertPostRow).run(driverRow(posts, row)),

@@ -17,11 +17,12 @@ import {
   type PostPatch,
   type PostRow,
   type TextLimits,
+  type WriteContext,
 } from './rules.js';
 import { jsonArray, type PostsJsonPage } from './view.js';
-import { checkPatch, deleteSteps, insertSteps, publishScheduledSteps, toggleSteps, updateSteps } from './write-steps.js';
+import { checkPatch, deleteSteps, insertSteps, previewTokenSteps, publishScheduledSteps, requestReviewSteps, toggleSteps, updateSteps } from './write-steps.js';
 
-export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow };
+export type { ListQuery, PostChange, PostInput, PostOrigin, PostPatch, PostRow, WriteContext };
 
 /** Runs inside the transaction of the change it is told about: what it writes commits with the change. */
 export type PostChangeListener = (change: PostChange) => Steps<void>;
@@ -78,9 +79,11 @@ export class PostStore {
   }
 
   /** A write's steps under the site's lock; those that pick a slug in a savepoint of their own (made afresh for each attempt). */
-  private *locked<T>(siteId: string, steps: () => Steps<{ result: T; change: PostChange }>, { picksSlug }: { picksSlug: boolean }): Steps<T> {
+  private *locked<T>(siteId: string, steps: () => Steps<{ result: T; change: PostChange }>, { picksSlug, context }: { picksSlug: boolean; context?: WriteContext }): Steps<T> {
     yield* ask('posts', 'lockSite', siteId);
     const { result, change } = picksSlug ? yield* inSavepoint(steps, { attempts: SLUG_ATTEMPTS, retryIf: isSlugTakenMeanwhile }) : yield* steps();
+    if (context?.by) change.by = context.by;
+    if (context?.restored) change.restored = true;
     yield* this.changed(change);
     return result;
   }
@@ -94,14 +97,14 @@ export class PostStore {
   }
 
   /** Creating a post as steps, for a caller's transaction (a job committing its post with its own success). */
-  createSteps(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Steps<PostRow> {
-    return this.locked(siteId, () => insertSteps(siteId, input, origin, now, this.text), { picksSlug: true });
+  createSteps(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date(), context?: WriteContext): Steps<PostRow> {
+    return this.locked(siteId, () => insertSteps(siteId, input, origin, now, this.text), { picksSlug: true, context });
   }
 
   /** Creating a post through the API: a schedule must lie ahead (checkSchedule). */
-  async create(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date()): Promise<PostRow> {
+  async create(siteId: string, input: PostInput, origin: PostOrigin = {}, now = new Date(), context?: WriteContext): Promise<PostRow> {
     checkSchedule(input, now);
-    return this.db.write(() => this.createSteps(siteId, input, origin, now));
+    return this.db.write(() => this.createSteps(siteId, input, origin, now, context));
   }
 
   /**
@@ -138,18 +141,40 @@ export class PostStore {
     return this.kept.keepPost(siteId, version, postId, new RawJson(found(yield* ask('posts', 'findJson', siteId, postId))));
   }
 
-  toggle(siteId: string, postId: string, now = new Date()): Promise<PostRow> {
-    return this.db.write(() => this.locked(siteId, () => toggleSteps(siteId, postId, now), { picksSlug: false }));
+  toggle(siteId: string, postId: string, now = new Date(), context?: WriteContext): Promise<PostRow> {
+    return this.db.write(() => this.locked(siteId, () => toggleSteps(siteId, postId, now), { picksSlug: false, context }));
   }
 
-  async update(siteId: string, postId: string, patch: PostPatch, now = new Date()): Promise<PostRow> {
+  /** PATCH: `context.ifMatch` (the post's ETag the writer saw) is checked under the lock, 412 when stale. */
+  async update(siteId: string, postId: string, patch: PostPatch, now = new Date(), context?: WriteContext): Promise<PostRow> {
     checkPatch(patch, this.text);
     checkSchedule(patch, now);
-    return this.db.write(() => this.locked(siteId, () => updateSteps(siteId, postId, patch, now), { picksSlug: true }));
+    return this.db.write(() => this.updateSteps(siteId, postId, patch, now, context));
   }
 
-  async delete(siteId: string, postId: string, now = new Date()): Promise<void> {
-    await this.db.write(() => this.locked(siteId, () => deleteSteps(siteId, postId, now), { picksSlug: false }));
+  /** PATCH as steps, for a caller's transaction (a revision restored). */
+  updateSteps(siteId: string, postId: string, patch: PostPatch, now = new Date(), context?: WriteContext): Steps<PostRow> {
+    return this.locked(siteId, () => updateSteps(siteId, postId, patch, now, context?.ifMatch), { picksSlug: true, context });
+  }
+
+  /** "Submit for review": the draft is marked for an editor. */
+  requestReview(siteId: string, postId: string, now = new Date(), context?: WriteContext): Promise<PostRow> {
+    return this.db.write(() => this.locked(siteId, () => requestReviewSteps(siteId, postId, now), { picksSlug: false, context }));
+  }
+
+  /** Sets (a token) or revokes (null) the draft's share-preview link. */
+  setPreviewToken(siteId: string, postId: string, token: string | null, now = new Date()): Promise<PostRow> {
+    return this.db.write(() => this.locked(siteId, () => previewTokenSteps(siteId, postId, token, now), { picksSlug: false }));
+  }
+
+  /** The draft a share-preview link opens: none once published or revoked. */
+  async byPreviewToken(token: string): Promise<PostRow | undefined> {
+    const post = await this.db.read(() => ask('posts', 'findByPreviewToken', token));
+    return post && post.isDraft ? post : undefined;
+  }
+
+  async delete(siteId: string, postId: string, now = new Date(), context?: WriteContext): Promise<void> {
+    await this.db.write(() => this.locked(siteId, () => deleteSteps(siteId, postId, now), { picksSlug: false, context }));
   }
 
   /** A page of posts as the API shows them (`postResource`s), as JSON text. */

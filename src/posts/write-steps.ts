@@ -4,6 +4,7 @@ import { conflict, validationError } from '../errors.js';
 import { MAX_SLUG_LENGTH, RESERVED_SLUGS } from '../limits.js';
 import { slugify, uniqueSlug } from '../text/slug.js';
 import {
+  checkIfMatch,
   checkStorableText,
   cleanTitle,
   fitGenerated,
@@ -21,6 +22,8 @@ import {
 } from './rules.js';
 import { cleanTags } from './tags.js';
 import { unknownImage } from '../media/rules.js';
+// A patch of text clears the post's pending change (the revisions concern's table).
+import type {} from '../revisions/port.js';
 
 /*
  * The steps of every post write, written once for both databases (see src/db/steps.ts): the
@@ -100,6 +103,8 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
     generatorProvider: origin.generatorProvider ?? null,
     generatorModel: origin.generatorModel ?? null,
     sourceTaskId: origin.sourceTaskId ?? null,
+    reviewRequestedAt: null,
+    previewToken: null,
     html: null,
     readingTime: null,
     createdAt: now,
@@ -113,12 +118,13 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
 export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<Written<PostRow>> {
   const current = found(yield* ask('posts', 'find', siteId, postId));
   const isDraft = !current.isDraft;
-  const changes = {
+  const changes: Partial<PostRow> = {
     isDraft,
     publishedAt: current.publishedAt ?? (isDraft ? null : now),
     publishAt: null,
     updatedAt: nextUpdatedAt(current.updatedAt, now),
   };
+  if (!isDraft) Object.assign(changes, { reviewRequestedAt: null, previewToken: null });
   yield* ask('posts', 'update', postId, changes);
   const after = { ...current, ...changes };
   return { result: after, change: { siteId, before: current, after, at: now } };
@@ -138,9 +144,13 @@ export function checkPatch(patch: PostPatch, limits: TextLimits): void {
  * the same, until the post is first published: from then on its URL stays put unless `slug` is
  * set explicitly, and the old slug then redirects to the post.
  */
-export function* updateSteps(siteId: string, postId: string, patch: PostPatch, now: Date): Steps<Written<PostRow>> {
+export function* updateSteps(siteId: string, postId: string, patch: PostPatch, now: Date, ifMatch?: string): Steps<Written<PostRow>> {
   const current = found(yield* ask('posts', 'find', siteId, postId));
+  // Checked under the site's lock: no save can land between the look and the write.
+  checkIfMatch(current, ifMatch);
   const changes: Partial<PostRow> = {};
+  // Text saved to the post itself supersedes edits waiting for "Update" (that is what Update does).
+  if (patch.title !== undefined || patch.description !== undefined || patch.content !== undefined) yield* ask('revisions', 'clearPending', postId);
   if (patch.title !== undefined) {
     changes.title = cleanTitle(patch.title);
     if (!current.publishedAt && slugify(changes.title) !== slugify(current.title)) changes.slug = yield* freeSlug(siteId, changes.title, postId);
@@ -167,6 +177,8 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
   if (patch.isDraft !== undefined) {
     changes.isDraft = patch.isDraft;
     if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;
+    // Published: no longer a draft to review, nor one to preview by a shared link.
+    if (!patch.isDraft) Object.assign(changes, { reviewRequestedAt: null, previewToken: null });
   }
   // Publishing now, or a schedule set or cleared (checkSchedule saw that it lies ahead).
   if (patch.isDraft === false) changes.publishAt = null;
@@ -189,9 +201,31 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
 export function* publishScheduledSteps(siteId: string, postId: string, publishAt: Date, now: Date): Steps<Written<PostRow> | null> {
   const current = yield* ask('posts', 'find', siteId, postId);
   if (!current || !current.isDraft || current.publishAt?.getTime() !== publishAt.getTime()) return null;
-  const changes = { isDraft: false, publishedAt: publishAt, publishAt: null, updatedAt: nextUpdatedAt(current.updatedAt, now) };
+  const changes = { isDraft: false, publishedAt: publishAt, publishAt: null, reviewRequestedAt: null, previewToken: null, updatedAt: nextUpdatedAt(current.updatedAt, now) };
   yield* ask('posts', 'update', postId, changes);
   const after = { ...current, ...changes };
+  return { result: after, change: { siteId, before: current, after, at: now } };
+}
+
+/** "Submit for review": marks a draft for an editor (409 for a published post). */
+export function* requestReviewSteps(siteId: string, postId: string, now: Date): Steps<Written<PostRow>> {
+  const current = found(yield* ask('posts', 'find', siteId, postId));
+  if (!current.isDraft) throw conflict('The post is published already: there is no draft to review');
+  const changes = { reviewRequestedAt: now, updatedAt: nextUpdatedAt(current.updatedAt, now) };
+  yield* ask('posts', 'update', postId, changes);
+  const after = { ...current, ...changes };
+  return { result: after, change: { siteId, before: current, after, at: now } };
+}
+
+/**
+ * Sets (a new random token) or revokes (null) a draft's share-preview link. `updatedAt` stays:
+ * the post as editors see it does not change, so an editor's open copy stays current.
+ */
+export function* previewTokenSteps(siteId: string, postId: string, token: string | null, now: Date): Steps<Written<PostRow>> {
+  const current = found(yield* ask('posts', 'find', siteId, postId));
+  if (token !== null && !current.isDraft) throw conflict('The post is published: share its public page instead of a preview');
+  yield* ask('posts', 'update', postId, { previewToken: token });
+  const after = { ...current, previewToken: token };
   return { result: after, change: { siteId, before: current, after, at: now } };
 }
 

@@ -4,7 +4,7 @@ import type { Site } from '../db/schema.js';
 import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
 import type { SiteRenderer } from './render.js';
 import { FEED_SIZE, type PublicSite as PublicSiteStore } from './store.js';
-import type { PublicSite } from './types.js';
+import type { PublicPost, PublicSite } from './types.js';
 import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, redirectPath, type ListKind } from './urls.js';
 
 /** A public response, rendered once and kept until the site's content changes. */
@@ -180,6 +180,11 @@ export class PublicPages {
     if (fixed) return fixed;
     const view = this.view(site, basePath);
     return this.cached(`page|${basePath}|${path}`, site, () => this.render(view, path), (page) => ({ siteId: site.id, timeZone: site.timeZone, page, hosts: siteHosts(site, view) }));
+  }
+
+  /** A post's preview page (a draft, or a published post with its pending edits), rendered afresh, kept nowhere. */
+  async preview(site: Site, post: PublicPost): Promise<string> {
+    return this.renderer.post(this.view(site, `/sites/${site.handle}`), post, { preview: true });
   }
 
   /** The 404 page for an address that names no site. */

@@ -27,7 +27,8 @@ export interface ListTopic {
 
 export interface SiteRenderer {
   index(site: PublicSite, posts: PublicPost[], links: PageLinks): Promise<string>;
-  post(site: PublicSite, post: PublicPost): Promise<string>;
+  /** `preview`: a draft's (or pending edits') page, not for indexing, saying it is a preview. */
+  post(site: PublicSite, post: PublicPost, options?: { preview?: boolean }): Promise<string>;
   list(site: PublicSite, topic: ListTopic, posts: PublicPost[], links: PageLinks): Promise<string>;
   /** `site` is null when the request matched no site. */
   notFound(site: PublicSite | null): Promise<string>;
@@ -71,7 +72,8 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
       });
     },
 
-    async post(site, post) {
+    async post(site, post, options = {}) {
+      const preview = options.preview === true;
       const url = postUrl(site, post.slug);
       const description = post.description ?? excerpt(post.html) ?? `A post on ${site.name}.`;
       const dates = dateFormat(site.language);
@@ -84,19 +86,22 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
           ogTitle: post.title,
           ogType: 'article',
           description,
-          canonical: url,
-          noindex: post.unlisted,
+          // A preview is no address of the post's: nothing to index or share.
+          canonical: preview ? null : url,
+          noindex: post.unlisted || preview,
           article: {
             publishedTime: published.datetime,
             modifiedTime: updated.datetime,
             section: post.category,
             tags: post.tags,
           },
-          jsonLd: blogPostingJsonLd(site, post, url, description, image),
+          jsonLd: preview ? null : blogPostingJsonLd(site, post, url, description, image),
           image: image && { ...image.share, alt: image.alt },
         }),
+        preview,
         post: {
           title: post.title,
+          author: post.author,
           html: post.html,
           published,
           updated: updated.text === published.text ? null : updated,

@@ -5,6 +5,8 @@ import { renderMarkdown, tagSlug } from './markdown.js';
 import type { Topic } from './port.js';
 import type { PublicPost } from './types.js';
 import type { ListKind } from './urls.js';
+// Authors' display names are read through the revisions port (users' names, both databases).
+import type {} from '../revisions/port.js';
 
 /** Feeds carry the newest posts, this many. */
 export const FEED_SIZE = 20;
@@ -24,7 +26,7 @@ export interface ListQuery {
 }
 
 /** The reader's view of a published post, with its rendered HTML. */
-function publicPost(row: PostRow, html: string, readingTime: number, images: ReadonlyMap<string, MediaRow>): PublicPost {
+function publicPost(row: PostRow, html: string, readingTime: number, images: ReadonlyMap<string, MediaRow>, authors: ReadonlyMap<string, string>): PublicPost {
   const featureImage = row.featureImage === null ? undefined : images.get(row.featureImage);
   return {
     id: row.id,
@@ -35,6 +37,7 @@ function publicPost(row: PostRow, html: string, readingTime: number, images: Rea
     category: row.category,
     tags: row.tags,
     authorId: row.authorId,
+    author: row.authorId === null ? null : (authors.get(row.authorId) ?? null),
     publishedAt: row.publishedAt!,
     updatedAt: row.updatedAt,
     readingTime,
@@ -69,8 +72,9 @@ export class PublicSite {
   private *listSteps(siteId: string, { page, limit, topic }: ListQuery): Steps<PublishedPage> {
     const { rows, total } = yield* ask('publicSite', 'listed', siteId, topic, limit, (page - 1) * limit);
     const images = yield* this.imagesOf(siteId, rows);
+    const authors = yield* this.authorsOf(rows);
     const posts: PublicPost[] = [];
-    for (const row of rows) posts.push(yield* this.toPublic(row, images));
+    for (const row of rows) posts.push(yield* this.toPublic(row, images, authors));
     return { posts, total };
   }
 
@@ -81,7 +85,7 @@ export class PublicSite {
 
   private *bySlugSteps(siteId: string, slug: string): Steps<SlugLookup> {
     const row = yield* ask('publicSite', 'published', siteId, slug);
-    if (row) return { post: yield* this.toPublic(row, yield* this.imagesOf(siteId, [row])) };
+    if (row) return { post: yield* this.toPublic(row, yield* this.imagesOf(siteId, [row]), yield* this.authorsOf([row])) };
     const movedTo = yield* ask('publicSite', 'movedTo', siteId, slug);
     return movedTo === undefined ? null : { movedTo };
   }
@@ -102,11 +106,34 @@ export class PublicSite {
    * The reader's view of a post. Its HTML is rendered once per version of the post and stored
    * with it (a content edit clears it); only the first view of a version pays for Markdown.
    */
-  private *toPublic(row: PostRow, images: ReadonlyMap<string, MediaRow>): Steps<PublicPost> {
-    if (row.html !== null && row.readingTime !== null) return publicPost(row, row.html, row.readingTime, images);
+  private *toPublic(row: PostRow, images: ReadonlyMap<string, MediaRow>, authors: ReadonlyMap<string, string>): Steps<PublicPost> {
+    if (row.html !== null && row.readingTime !== null) return publicPost(row, row.html, row.readingTime, images, authors);
     const { html, readingTime } = renderMarkdown(row.content ?? '', images);
     yield* ask('publicSite', 'keepRendered', row, html, readingTime);
-    return publicPost(row, html, readingTime, images);
+    return publicPost(row, html, readingTime, images, authors);
+  }
+
+  /**
+   * A post as its public page would show it, whatever its state (a draft, or a published post
+   * with its pending edits in `row`): for previews. Rendered afresh and kept nowhere; a draft is
+   * dated now, the day it would be published.
+   */
+  preview(siteId: string, row: PostRow, now = new Date()): Promise<PublicPost> {
+    return this.db.read(() => this.previewSteps(siteId, { ...row, html: null, publishedAt: row.publishedAt ?? now }));
+  }
+
+  private *previewSteps(siteId: string, draft: PostRow): Steps<PublicPost> {
+    const images = yield* this.imagesOf(siteId, [draft]);
+    const { html, readingTime } = renderMarkdown(draft.content ?? '', images);
+    return publicPost(draft, html, readingTime, images, yield* this.authorsOf([draft]));
+  }
+
+  /** The display names of the posts' authors, by user id (one question, or none). */
+  private *authorsOf(rows: PostRow[]): Steps<ReadonlyMap<string, string>> {
+    const ids = [...new Set(rows.map((row) => row.authorId).filter((id): id is string => id !== null))];
+    if (ids.length === 0) return new Map();
+    const found = yield* ask('revisions', 'displayNames', ids);
+    return new Map(found.filter((user) => user.displayName).map((user) => [user.id, user.displayName!]));
   }
 
   /**

@@ -27,6 +27,8 @@ export interface PublicPost {
   category: string | null;
   tags: string[];
   authorId: string | null;
+  /** The display name of the person who wrote it (null: none to show). */
+  author: string | null;
   publishedAt: Date;
   updatedAt: Date;
   /** Minutes, >= 1. */

@@ -2,12 +2,15 @@ import { Type } from '@sinclair/typebox';
 import { MAX_PASSWORD_LENGTH } from '../accounts/rules.js';
 import { StringEnum, Timestamp, envelope } from './common.js';
 
-export const Role = StringEnum(['owner', 'editor'], '`owner`: everything, including keys, users, webhooks and site settings; `editor`: posts, knowledge, generation, batches, tasks, stats');
+export const Role = StringEnum(
+  ['owner', 'editor', 'author', 'contributor'],
+  "`owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)",
+);
 
 const SiteOfSession = Type.Object({ id: Type.String(), name: Type.String(), handle: Type.String() });
 
 export const Session = Type.Object({
-  user: Type.Object({ id: Type.String(), email: Type.String() }),
+  user: Type.Object({ id: Type.String(), email: Type.String(), displayName: Type.Union([Type.String(), Type.Null()], { description: 'The name readers see on their posts' }) }),
   site: SiteOfSession,
   role: Role,
   sites: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), handle: Type.String(), role: Role }), { description: 'Every site of the user' }),
@@ -59,3 +62,8 @@ export const ApiKey = Type.Object({
 export const KeyListResponse = envelope(Type.Object({ keys: Type.Array(ApiKey) }));
 export const KeyCreatedResponse = envelope(Type.Object({ message: Type.String(), key: ApiKey, apiKey: Type.String({ description: 'The whole key, shown this once' }) }));
 export const KeyRevokedResponse = envelope(Type.Object({ message: Type.String(), key: ApiKey }));
+
+export const ProfileBody = Type.Object(
+  { displayName: Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'The name readers see on your posts; empty or null shows none' }) },
+  { examples: [{ displayName: 'Ada Lovelace' }] },
+);

@@ -103,6 +103,9 @@ export const PostDetail = Type.Object({
   publishAt: Type.Union([Timestamp, Type.Null()], { description: 'When a scheduled draft will be published; null when none is scheduled' }),
   featureImage: Type.Union([Type.String(), Type.Null()], { description: "The id of the post's feature image (GET /api/v1/media/:id has its URLs)" }),
   featureImageAlt: NullableString,
+  reviewRequestedAt: Type.Union([Timestamp, Type.Null()], { description: 'When a contributor submitted the draft for review; null when not asked (or published since)' }),
+  generatorProvider: Type.Union([StringEnum(['ollama', 'builtin']), Type.Null()], { description: 'Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client' }),
+  generatorModel: Type.Union([Type.String(), Type.Null()], { description: "The Ollama model that wrote it (null for the built-in writer or a person's post)" }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

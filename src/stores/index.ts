@@ -1,5 +1,6 @@
 import type { StepDatabase } from '../db/steps.js';
 import type { PostStore } from '../posts/store.js';
+import type { RevisionStore } from '../revisions/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { PublicSite } from '../public-site/store.js';
 import type { SiteStore } from '../sites/store.js';
@@ -20,6 +21,8 @@ export interface Stores {
   db: StepDatabase;
 
   posts: PostStore;
+  /** Posts' revisions and the pending changes of published posts. */
+  revisions: RevisionStore;
   /** What readers may see of each site (its pages are built from it). */
   publicSite: PublicSite;
   idempotency: IdempotencyStore;

@@ -5,6 +5,8 @@ import type { AsyncAdapters } from '../db/steps.js';
 import { postgresPosts } from '../posts/postgres.js';
 import { POSTGRES_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
+import { postgresRevisions } from '../revisions/postgres.js';
+import { RevisionStore } from '../revisions/store.js';
 import { postgresIdempotency } from '../idempotency/postgres.js';
 import { IdempotencyStore, LeasedClaims } from '../idempotency/store.js';
 import { postgresPublicSite } from '../public-site/postgres.js';
@@ -29,6 +31,7 @@ import { SpamGuard } from '../spam-guard/guard.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
+  revisions: postgresRevisions,
   posts: postgresPosts,
   publicSite: postgresPublicSite,
   idempotency: postgresIdempotency,
@@ -93,12 +96,16 @@ export function postgresStores(handle: PostgresHandle): Stores {
   const db = postgresStepDatabase(handle, withContentVersions(postgresAdapters, handle.db, handle.contentVersions));
   const afterCommit = postgresAfterCommit(handle.db);
   const posts = new PostStore(db, POSTGRES_TEXT);
+  const revisions = new RevisionStore(db, posts, POSTGRES_TEXT);
+  // Every save of a post's text keeps a revision, in the save's own transaction.
+  posts.onChange(revisions.onPostChange);
   // Other instances' post writes, as they commit: the posts kept here that they did not change stay good.
   handle.contentVersions.onPostChange((siteId, version, postId) => posts.changeCommitted(siteId, version, postId));
   return {
     db,
 
     posts,
+    revisions,
     publicSite: new PublicSite(db),
     // Several instances share the database: a running request claims its key with a row.
     idempotency: new IdempotencyStore(db, new LeasedClaims()),

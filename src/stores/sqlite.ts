@@ -4,6 +4,8 @@ import type { SyncAdapters } from '../db/steps.js';
 import { sqlitePosts } from '../posts/sqlite.js';
 import { SQLITE_TEXT } from '../posts/rules.js';
 import { PostStore } from '../posts/store.js';
+import { sqliteRevisions } from '../revisions/sqlite.js';
+import { RevisionStore } from '../revisions/store.js';
 import { sqliteIdempotency } from '../idempotency/sqlite.js';
 import { IdempotencyStore, InProcessRequests } from '../idempotency/store.js';
 import { sqlitePublicSite } from '../public-site/sqlite.js';
@@ -28,6 +30,7 @@ import { SpamGuard } from '../spam-guard/guard.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
+  revisions: sqliteRevisions,
   posts: sqlitePosts,
   publicSite: sqlitePublicSite,
   idempotency: sqliteIdempotency,
@@ -44,10 +47,15 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
 /** Every store, on SQLite. */
 export function sqliteStores(handle: DbHandle): Stores {
   const db = sqliteStepDatabase(handle.db, sqliteAdapters);
+  const posts = new PostStore(db, SQLITE_TEXT);
+  const revisions = new RevisionStore(db, posts, SQLITE_TEXT);
+  // Every save of a post's text keeps a revision, in the save's own transaction.
+  posts.onChange(revisions.onPostChange);
   return {
     db,
 
-    posts: new PostStore(db, SQLITE_TEXT),
+    posts,
+    revisions,
     publicSite: new PublicSite(db),
     // One server per data folder: its running requests are known to it alone.
     idempotency: new IdempotencyStore(db, new InProcessRequests()),

@@ -43,6 +43,9 @@ const EDITS: Record<keyof PostRow, boolean> = {
   generatorProvider: false,
   generatorModel: false,
   sourceTaskId: false,
+  // Marking a draft for review, or sharing its preview, changes nothing readers or integrations see.
+  reviewRequestedAt: false,
+  previewToken: false,
   html: false,
   readingTime: false,
   createdAt: false,

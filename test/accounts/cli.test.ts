@@ -31,7 +31,7 @@ t.test('blog-admin user commands, as a real process', async (t) => {
 
   const bad = await admin(env, ['user', 'create', '--site', site.id, '--email', 'x@example.com', '--role', 'admin']);
   t.equal(bad.code, 2);
-  t.match(bad.stderr, /--role owner or --role editor/);
+  t.match(bad.stderr, /--role owner\|editor\|author\|contributor/);
   const short = await admin(env, ['user', 'create', '--site', site.id, '--email', 'y@example.com', '--password-stdin'], 'short\n');
   t.equal(short.code, 2);
   t.match(short.stderr, /password must be 10-1024 characters/);

@@ -17,7 +17,7 @@ t.test('sign in, the session on the API, sign out', async (t) => {
   t.notOk(cookie.secure, 'not Secure over plain HTTP');
   t.ok(cookie.maxAge! > 29 * 86400 && cookie.maxAge! <= 30 * 86400, 'kept for the absolute lifetime');
   const session = res.json().data.session;
-  t.same(session.user, { id: owner.id, email: 'owner@example.com' });
+  t.same(session.user, { id: owner.id, email: 'owner@example.com', displayName: null });
   t.same(session.site, { id: ctx.site.id, name: ctx.site.name, handle: session.site.handle });
   t.equal(session.role, 'owner');
   t.equal(session.sites.length, 1);

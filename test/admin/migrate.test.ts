@@ -118,6 +118,8 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   const unlisted = await post({ title: 'Secret menu', content: 'Unlisted.', tags: ['coffee'], isDraft: false });
   await call('PATCH', `/api/v1/posts/${unlisted.id}`, { visibility: 'unlisted' });
   await call('PATCH', `/api/v1/posts/${published.id}`, { slug: 'espresso-guide' }); // the old slug redirects
+  // Revisions come with every save; a published post's edits waiting for Update are copied too.
+  await call('PUT', `/api/v1/posts/${published.id}/pending`, { content: '# Espresso\n\nNine bars, **28 seconds**.' });
   for (let i = 0; i < 3; i++) await post({ title: 'Café notes', description: `Note ${i}`, tags: ['café'], isDraft: i !== 1 });
   await call('PATCH', `/api/v1/posts/${draft.id}`, { description: 'Edited' });
   // Readers: stats, the day's salt and visitor hashes.

@@ -29,6 +29,15 @@ const OPERATION_IDS = {
   'PUT /api/v1/posts/{id}': 'togglePostDraft',
   'PATCH /api/v1/posts/{id}': 'updatePost',
   'DELETE /api/v1/posts/{id}': 'deletePost',
+  'GET /api/v1/posts/{id}/revisions': 'listPostRevisions',
+  'POST /api/v1/posts/{id}/revisions/{revId}/restore': 'restorePostRevision',
+  'GET /api/v1/posts/{id}/pending': 'getPendingChange',
+  'PUT /api/v1/posts/{id}/pending': 'savePendingChange',
+  'DELETE /api/v1/posts/{id}/pending': 'discardPendingChange',
+  'POST /api/v1/posts/{id}/review': 'submitPostForReview',
+  'GET /api/v1/posts/{id}/share': 'getPostShareLink',
+  'POST /api/v1/posts/{id}/share': 'sharePostPreview',
+  'DELETE /api/v1/posts/{id}/share': 'revokePostShareLink',
   'POST /api/v1/knowledge': 'uploadKnowledge',
   'POST /api/v1/media': 'uploadMedia',
   'GET /api/v1/media': 'listMedia',
@@ -62,6 +71,7 @@ const OPERATION_IDS = {
   'PUT /api/v1/auth/session/site': 'switchSite',
   'POST /api/v1/auth/setup': 'setUpPassword',
   'POST /api/v1/auth/password': 'changePassword',
+  'PATCH /api/v1/auth/profile': 'updateProfile',
   'GET /api/v1/users': 'listUsers',
   'POST /api/v1/users': 'addUser',
   'PATCH /api/v1/users/{id}': 'updateUser',
@@ -80,6 +90,7 @@ const BODYLESS = new Set([
   'POST /api/v1/auth/sign-out',
   'POST /api/v1/users/{id}/reset',
   'POST /api/v1/keys',
+  'POST /api/v1/posts/{id}/revisions/{revId}/restore', 'POST /api/v1/posts/{id}/review', 'POST /api/v1/posts/{id}/share',
   'POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
 
 async function servedDocument(t: Test): Promise<Document> {

@@ -49,6 +49,8 @@ const post = (over: Partial<PostRow> = {}): PostRow => ({
   generatorProvider: null,
   generatorModel: null,
   sourceTaskId: null,
+  reviewRequestedAt: null,
+  previewToken: null,
   html: null,
   readingTime: null,
   createdAt: new Date(T0),

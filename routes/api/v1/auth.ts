@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../src/errors.js';
 import { SESSION_COOKIE } from '../../../plugins/accounts.js';
 import { errorResponses } from '../../../src/schemas/common.js';
-import { ChangePasswordBody, MessageResponse, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
+import { ChangePasswordBody, MessageResponse, ProfileBody, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
 
 const tags = ['auth'];
 /** Routes of a person's own session: the cookie alone. */
@@ -114,6 +114,18 @@ export default async function authRoutes(fastify: FastifyInstance) {
       request.log.info({ userId: session.auth.userId }, 'password set through a one-time link');
       app.setSessionCookie(request, reply, session);
       return { success: true as const, data: { message: 'Password set: you are signed in', session: await app.accounts.describe(session.auth) } };
+    },
+  );
+
+  app.patch(
+    '/auth/profile',
+    {
+      onRequest: app.requireSession,
+      schema: { tags, security: session, operationId: 'updateProfile', summary: "Set the signed-in user's display name (shown on their public posts)", body: ProfileBody, response: { 200: SessionResponse, ...errorResponses } },
+    },
+    async (request) => {
+      await app.accounts.setDisplayName(request.session!.userId, request.body.displayName);
+      return { success: true as const, data: { session: await app.accounts.describe(request.session!) } };
     },
   );
 
