@@ -100,7 +100,7 @@ async function uploadDocuments(app, apiKey, dir, documents) {
       }
       return [...now.values()].every((item) => item.status === 'indexed' || item.status === 'failed') ? now : null;
     },
-    { intervalMs: 100, timeoutMs: 120_000, what: 'every document indexed' },
+    { intervalMs: 100, timeoutMs: 300_000, what: 'every document indexed' },
   );
   const failed = [...statuses].filter(([, item]) => item.status !== 'indexed');
   if (failed.length) throw new Error(`not indexed: ${failed.map(([name, item]) => `${name} (${item.status}: ${item.error ?? '?'})`).join(', ')}`);
@@ -210,6 +210,6 @@ await runBench('bench/grounding', async () => {
   };
   if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else printResult('grounding', { ...summary, sets: Object.fromEntries(Object.entries(summary.sets).map(([name, set]) => [name, { topics: set.topics, overall: set.overall, parts: Object.fromEntries(Object.entries(set.parts).map(([part, p]) => [part, p.overall])) }])) });
-}, { timeLimitMs: 300_000 });
+}, { timeLimitMs: 900_000 });
 
 console.log = log;

@@ -21,8 +21,8 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
-import { narrowerByLevel, nounSenses, sameMeaningTerms } from '../text/wordnet.js';
-import { parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
+import { narrowerByLevel, nounSenses, sameMeaningTerms, usageCount } from '../text/wordnet.js';
+import { lightStem, parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
 export const WINDOW_FLOOR = 0.6;
@@ -41,6 +41,14 @@ export const SEVERAL_PASSAGES = 3;
 export const SEVERAL_FLOOR = 0.5;
 /** A document whose best passage scores below this share of the best relevant document's is a side mention. */
 export const DOCUMENT_SCORE_FLOOR = 0.45;
+/**
+ * A word used this often in WordNet's sense-tagged corpus is a generic one ("care", "water",
+ * "history", "learn", "work", "home"): it names no particular subject, so it never makes a
+ * document relevant on its own, nor is it the head of a topic that has a more particular noun.
+ */
+export const GENERIC_USAGE = 80;
+/** A capitalised word of the topic used at most this often is a name (a product, a place, a person). */
+export const NAME_USAGE = 2;
 /** A passage whose sentences were already seen, for this share of its text, is a duplicate. */
 const DUPLICATE_SHARE = 0.8;
 
@@ -74,6 +82,12 @@ export interface TopicTerm {
   same: readonly string[][];
   /** The head noun of the topic's main noun phrase: what the topic is about. */
   head: boolean;
+  /** A frequent word that names no particular subject (GENERIC_USAGE). */
+  generic: boolean;
+  /** A rare capitalised word: a name the topic is about ("Lisbon", "Larkspur"). */
+  name: boolean;
+  /** An adjective ("leaky"): it qualifies the subject rather than naming it. */
+  adjective: boolean;
 }
 
 export interface TopicProfile {
@@ -123,8 +137,26 @@ export function topicProfile(topic: string, split = true): TopicProfile {
   for (const word of tagged) {
     const lower = word.text.toLowerCase();
     if ((word.pos === 'ADP' || word.pos === 'SCONJ') && SECONDARY_AFTER.has(lower) && subjectSeen) secondary = true;
-    if ((word.pos === 'NOUN' || word.pos === 'PROPN' || word.pos === 'VERB') && !FRAMING.has(word.lemma) && !FRAMING.has(lower)) subjectSeen = true;
+    // "Caring for a cast-iron pan": a generic word is no subject yet, so "for" still leads to it.
+    if ((word.pos === 'NOUN' || word.pos === 'PROPN' || word.pos === 'VERB') && !FRAMING.has(word.lemma) && !FRAMING.has(lower) && !isGeneric(word.lemma)) subjectSeen = true;
     if (!info.has(lower)) info.set(lower, { pos: word.pos, lemma: word.lemma, secondary });
+  }
+  const titleCase = isTitleCase(topic);
+  const capitalised = new Set(
+    topic
+      .split(/\s+/)
+      .slice(1)
+      .map((word) => word.replace(/^[^\p{L}]+|[^\p{L}\p{N}]+$/gu, ''))
+      .filter((word) => /^\p{Lu}/u.test(word))
+      .map((word) => word.toLowerCase()),
+  );
+  const joined = compounds(topic, queryTerms(topic));
+  // The words of a compound WordNet knows ("frying pan") are a noun, whatever the tagger made of them.
+  for (const [last, compound] of joined) {
+    for (const word of [compound.split(' ')[0]!, last]) {
+      const known = info.get(word);
+      if (known) info.set(word, { ...known, pos: 'NOUN' });
+    }
   }
   let terms = queryTerms(topic).map((words) => {
     const first = info.get(words[0]!);
@@ -138,18 +170,81 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     const stems = words.flatMap((word) => stemsOf(word));
     const wordNet = noun && weight > 0 && first.pos === 'NOUN';
     const { byFirst: narrower, close } = wordNet ? narrowerStems(first.lemma, stems) : { byFirst: NONE, close: [] };
-    const same = wordNet ? sameMeaningTerms(first.lemma).map((word) => stemsOf(word)).filter((s) => s.length > 0 && s.join(' ') !== stems.join(' ')) : [];
-    return { stems, weight, noun, weak, narrower, close, same, head: false };
+    // The last word of a compound WordNet knows ("frying pan", "fish tank") also goes by the compound's synonyms ("skillet", "aquarium").
+    const compound = single ? (joined.get(words[0]!) ?? [...joined.values()].find((c) => c.split(' ')[0] === words[0])) : undefined;
+    // Of the compound's synonyms, those that are not another form of one of its words ("opening" for "chess opening").
+    const compoundStems = compound ? stemsOf(compound) : [];
+    const compoundSame = compound ? sameMeaningTerms(compound).filter((word) => !stemsOf(word).some((stem) => compoundStems.includes(stem))) : [];
+    const sameWords = [...(wordNet ? sameMeaningTerms(first.lemma) : []), ...compoundSame];
+    const same = sameWords.map((word) => stemsOf(word)).filter((s) => s.length > 0 && s.join(' ') !== stems.join(' '));
+    const generic = single && /^[a-z]+$/.test(words[0]!) && isGeneric(first?.lemma ?? words[0]!);
+    // A generic noun or verb says less about the subject than a particular one.
+    if (generic && first?.pos !== 'ADJ') weight /= 2;
+    const name = single && !generic && ((capitalised.has(words[0]!) && !titleCase) || first?.pos === 'PROPN') && /^\p{L}/u.test(words[0]!) && usageCount(words[0]!) <= NAME_USAGE;
+    const adjective = single && first?.pos === 'ADJ';
+    return { stems, weight, noun, weak, narrower, close, same, head: false, generic, name, adjective };
   });
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
   terms = terms.filter((term) => term.weight > 0 && term.stems.length > 0);
   markHead(terms, tagged, info);
+  // A generic head ("history" in "a short history of the bicycle") gives way to the topic's particular noun.
+  // Only for a particular noun the generic one is "of" or "for": "history of the bicycle", "care for a tattoo"
+  // (in "potted plants in summer" the plants stay the subject).
+  const head = terms.find((term) => term.head);
+  const headAt = head ? tagged.findIndex((word) => stemsOf(word.text)[0] === head.stems[0]) : -1;
+  const preposition = headAt === -1 ? -1 : tagged.findIndex((word, i) => i > headAt && word.pos === 'ADP');
+  const complement = preposition !== -1 && ['of', 'for'].includes(tagged[preposition]!.text.toLowerCase());
+  const after = new Set(complement ? tagged.slice(preposition + 1).flatMap((word) => stemsOf(word.text)) : []);
+  const particular = terms.find((term) => term.noun && !term.generic && !term.weak && term.weight >= 1 && after.has(term.stems[0]!));
+  if (head?.generic && particular) {
+    head.head = false;
+    particular.head = true;
+  }
+  // "Learning to swim": after a generic verb and "to", the verb is the subject.
+  for (let i = 0; i + 2 < tagged.length; i++) {
+    const [verb, to, subject] = [tagged[i]!, tagged[i + 1]!, tagged[i + 2]!];
+    if (verb.pos !== 'VERB' || !isGeneric(verb.lemma) || to.text.toLowerCase() !== 'to' || subject.pos !== 'VERB') continue;
+    const term = terms.find((t) => t.stems.length === 1 && t.stems[0] === stemsOf(subject.text)[0]);
+    if (!term) continue;
+    for (const t of terms) t.head = false;
+    Object.assign(term, { head: true, weak: false, weight: Math.max(term.weight, 1) });
+    break;
+  }
+  // A compound's first word is no head: "frying" in "frying pan" is the pan's.
+  const firstOfCompound = terms.find((term) => term.head && term.stems.length === 1 && [...joined.values()].some((compound) => stemsOf(compound.split(' ')[0]!)[0] === term.stems[0]));
+  if (firstOfCompound) {
+    const compound = [...joined.entries()].find(([, c]) => stemsOf(c.split(' ')[0]!)[0] === firstOfCompound.stems[0])!;
+    const last = terms.find((term) => term.stems.length === 1 && term.stems[0] === stemsOf(compound[0])[0]);
+    if (last) {
+      firstOfCompound.head = false;
+      last.head = true;
+    }
+  }
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
   return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged) };
 }
 
 const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
+
+function isGeneric(word: string): boolean {
+  const lower = word.toLowerCase();
+  if (!/^[a-z]+$/.test(lower) || FRAMING.has(lower)) return false;
+  // "caring" -> "care", "learning" -> "learn": the tagger's lemma or the stem, whichever WordNet counts.
+  return Math.max(usageCount(lower), usageCount(lightStem(lower))) >= GENERIC_USAGE;
+}
+
+/** Neighbouring words of the topic that WordNet knows as one noun ("frying pan", "fish tank"), by their last word. */
+function compounds(topic: string, terms: string[][]): Map<string, string> {
+  const text = wordsOf(topic).join(' ');
+  const found = new Map<string, string>();
+  for (let i = 0; i + 1 < terms.length; i++) {
+    const [term, next] = [terms[i]!, terms[i + 1]!];
+    const compound = `${term[0]} ${next[0]}`;
+    if (term.length === 1 && next.length === 1 && text.includes(compound) && nounSenses(compound).length > 0) found.set(next[0]!, compound);
+  }
+  return found;
+}
 interface NarrowerStems {
   /** Every narrower word's stems, by first stem. */
   byFirst: ReadonlyMap<string, readonly string[][]>;
@@ -509,12 +604,16 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // The head alone does not make a document about a topic that says more ("better sleep at
   // home" is not a camping list's sleeping bags): another of its nouns or modifiers must be named too.
   const head = profile.terms.find((term) => term.head);
-  const others = profile.terms.filter((term) => term !== head && !term.weak && term.weight >= 1);
+  // Under a title or heading naming the head ("Fixing a Dripping Tap"), an adjective of the topic ("leaky") need not be named too.
+  const othersAll = profile.terms.filter((term) => term !== head && !term.weak && term.weight >= 1);
+  const others = judgement.headInStructure && othersAll.every((term) => term.adjective) ? [] : othersAll;
   const rest = head && others.length > 0 ? termsOnly(others) : null;
   // Named in one sentence only, the head must come with some other word of the topic ("car" in
   // "the fastest route by car" is not about buying a used car).
-  const besides = head && judgement.head === 'once' ? profile.terms.filter((term) => term !== head) : [];
-  const onceWithMore = besides.length === 0 || coverage(termsOnly(besides), all) > 0;
+  // Generic words and adjectives ("a short history of ...") do not count as more of the topic.
+  const rest_ = head && judgement.head === 'once' ? profile.terms.filter((term) => term !== head) : [];
+  const besides = rest_.filter((term) => !term.generic && !term.adjective);
+  const onceWithMore = rest_.length === 0 || (besides.length > 0 && coverage(termsOnly(besides), all) > 0);
   // Titles and headings naming most of the topic make up for its head ("weeknight recipes" for "weeknight dinners").
   const headOrTitle = judgement.head !== null || judgement.structure >= STRUCTURE_NAMES_TOPIC;
   const named = headOrTitle && onceWithMore && (rest === null || profile.alternatives.length > 0 || coverage(rest, all) > 0);
@@ -527,7 +626,23 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   judgement.relevant =
     (named && (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core || (judgement.structure >= STRUCTURE_FLOOR && judgement.spread >= WINDOW_FLOOR) || judgement.spread >= DOCUMENT_FLOOR)) ||
     (named && several && judgement.spread >= SEVERAL_FLOOR);
+  // Every particular noun of the topic named, its head in the title or a heading: the rest
+  // (verbs, adjectives, generic words: "making walking boots last longer") only qualifies it.
+  const nouns = profile.terms.filter((term) => term.noun && !term.generic && !term.weak && !term.adjective && term.weight >= 1);
+  if (head && judgement.head === 'itself' && judgement.headInStructure && nouns.includes(head) && nouns.every((term) => all.some((unit) => names(unit, term)))) judgement.relevant = true;
+  // A rare name the topic is about ("Lisbon", "Larkspur 130"), named prominently, makes the document about it.
+  const nameTerms = profile.terms.filter((term) => term.name);
+  if (nameTerms.length > 0 && nameTerms.every((term) => namedProminently(term, structure, units))) judgement.relevant = true;
+  // Generic words shared by chance ("care", "water", "history") never make a document relevant on their own.
+  // (A particular head must be named anyway; a generic one needs a particular word of the topic beside it.)
+  const particular = head?.generic ? profile.terms.filter((term) => !term.generic && !term.weak) : [];
+  if (particular.length > 0 && !particular.some((term) => all.some((unit) => names(unit, term)))) judgement.relevant = false;
   return judgement;
+}
+
+/** The term in the title or a heading, or in HEAD_MENTIONS sentences. */
+function namedProminently(term: TopicTerm, structure: readonly MatchUnit[], units: readonly MatchUnit[]): boolean {
+  return structure.some((unit) => namesItself(unit, term)) || units.filter((unit) => !unit.structural && namesItself(unit, term)).length >= HEAD_MENTIONS;
 }
 
 /**
@@ -636,4 +751,13 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
 /** The passages a generator grounds a post on (see `GenerationRequest.groundingLimit`). */
 export function passagesToGroundOn(req: Pick<GenerationRequest, 'topic' | 'passages' | 'groundingLimit'>): Passage[] {
   return req.groundingLimit === undefined ? req.passages : groundingPassages(req.topic, req.passages, req.groundingLimit);
+}
+
+/** How each retrieved document was judged for the topic (for benchmarks and debugging). */
+export function explainGrounding(topic: string, passages: readonly Passage[]): { profile: TopicProfile; judgements: DocumentJudgement[] } {
+  const profile = topicProfile(topic);
+  const ranked = [...passages].sort((a, b) => b.score - a.score);
+  const all = ranked.map((passage) => ({ passage, units: analysedPassage(passage) }));
+  prepareNouns(profile, all.flatMap(({ units }) => units));
+  return { profile, judgements: [...groupByDocument(all).values()].map((document) => judgeDocument(profile, document)) };
 }

@@ -205,3 +205,49 @@ export function narrowerByLevel(word: string, options: Partial<NarrowerOptions> 
   }
   return [...words].slice(0, max).map(([w, step]) => ({ word: w, level: step }));
 }
+
+let senseIndex: Buffer | null = null;
+const usageCache = new Map<string, number>();
+
+/**
+ * How often a word (any part of speech, any inflection WordNet's noun rules undo) is used in
+ * the sense-tagged corpus WordNet counts its senses in (index.sense's tag counts, from SemCor):
+ * a general-English frequency. Frequent words ("work", "water", "care", "history", "learn")
+ * name no particular subject; rare ones ("faucet", "marathon", "Lisbon") do.
+ */
+export function usageCount(word: string): number {
+  const lower = word.toLowerCase().replace(/ /g, '_');
+  const cached = usageCache.get(lower);
+  if (cached !== undefined) return cached;
+  senseIndex ??= fs.readFileSync(path.join(load().dir, 'index.sense'));
+  let best = 0;
+  for (const form of new Set([lower, ...nounBases(lower)])) best = Math.max(best, countOf(senseIndex, form));
+  if (usageCache.size > 5000) usageCache.clear();
+  usageCache.set(lower, best);
+  return best;
+}
+
+/** Sum of the tag counts of the lemma's lines ("lemma%ss_type:..." sorted by sense key). */
+function countOf(index: Buffer, lemma: string): number {
+  const key = Buffer.from(`${lemma}%`, 'latin1');
+  let low = 0;
+  let high = index.length;
+  // The first line whose key is at least `lemma%`.
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const start = mid === 0 ? 0 : index.lastIndexOf(10, mid - 1) + 1;
+    const end = index.indexOf(10, start);
+    const line = index.subarray(start, end === -1 ? index.length : end);
+    if (Buffer.compare(line.subarray(0, key.length), key) < 0) low = (end === -1 ? index.length : end) + 1;
+    else high = start;
+  }
+  let total = 0;
+  for (let at = low; at < index.length; ) {
+    const end = index.indexOf(10, at);
+    const line = index.toString('latin1', at, end === -1 ? index.length : end);
+    if (!line.startsWith(`${lemma}%`)) break;
+    total += Number(line.split(' ')[3] ?? 0) || 0;
+    at = end === -1 ? index.length : end + 1;
+  }
+  return total;
+}
