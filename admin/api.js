@@ -17,9 +17,14 @@ export function onUnauthorized(handler) {
   unauthorized = handler;
 }
 
-/** Calls `/api/v1<path>`; resolves to the envelope's `data` (or the whole body when it has none). */
-export async function api(method, path, body) {
+/**
+ * Calls `/api/v1<path>`; resolves to the envelope's `data` (or the whole body when it has none).
+ * `options.ifMatch` sends If-Match (a save that must not overwrite another); `options.withEtag`
+ * adds the response's ETag to the data as `etag`.
+ */
+export async function api(method, path, body, options = {}) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  if (options.ifMatch) init.headers['If-Match'] = options.ifMatch;
   if (body instanceof FormData) init.body = body;
   else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
@@ -40,7 +45,9 @@ export async function api(method, path, body) {
     if (response.status === 401 && !path.startsWith('/auth/')) unauthorized();
     throw new ApiError(response.status, error.code || `HTTP_${response.status}`, message, error.details);
   }
-  return json && json.data !== undefined ? json.data : json;
+  const data = json && json.data !== undefined ? json.data : json;
+  if (options.withEtag && data && typeof data === 'object') data.etag = response.headers.get('ETag') || data.etag || null;
+  return data;
 }
 
 /** A query string from the set values of an object. */

@@ -56,8 +56,17 @@ const nav = document.getElementById('nav');
 let session = null;
 let cleanup = null;
 let renderCount = 0;
+/** A screen's say on leaving it (the editor's unsaved text): resolves true to go. */
+let leaveGuard = null;
+/** A message for the next screen (a delete's confirmation). */
+let flashed = null;
+/** The path shown, to go back to when the back button's leave is refused. */
+let currentPath = location.pathname + location.search;
 
-function navigate(path, { replace: replaceEntry = false } = {}) {
+const mayLeave = async () => (leaveGuard ? Boolean(await leaveGuard()) : true);
+
+async function navigate(path, { replace: replaceEntry = false, force = false } = {}) {
+  if (!force && !(await mayLeave())) return;
   if (replaceEntry) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
   return show();
@@ -108,8 +117,16 @@ function drawChrome() {
     });
     switcher = h('div', { class: 'switcher' }, h('label', { for: 'site-switch' }, 'Site'), choose);
   }
+  // At phone width the navigation folds behind a "Menu" button (one row of header, not three).
+  const menu = h('button', { type: 'button', class: 'menu-button secondary', 'aria-expanded': 'false', 'aria-controls': 'nav' }, 'Menu');
+  menu.addEventListener('click', () => {
+    const open = menu.getAttribute('aria-expanded') !== 'true';
+    menu.setAttribute('aria-expanded', String(open));
+    nav.classList.toggle('open', open);
+  });
   replace(
     top,
+    menu,
     h('span', { class: 'brand' }, 'Blog admin'),
     switcher || h('span', { class: 'site-name' }, session.site.name),
     h('span', { class: 'who' }, link('/admin/account', session.user.email, { class: 'email', title: 'Your account' }), signOut),
@@ -162,6 +179,12 @@ async function show() {
     return;
   }
   markCurrent();
+  currentPath = location.pathname + location.search;
+  // A screen changed: the folded menu closes.
+  const menuButton = top.querySelector('.menu-button');
+  if (menuButton) menuButton.setAttribute('aria-expanded', 'false');
+  nav.classList.remove('open');
+  leaveGuard = null;
   const params = path.match(route.path).groups || {};
   const ctx = {
     session,
@@ -171,6 +194,14 @@ async function show() {
     signedIn,
     setTitle: (title) => {
       document.title = `${title} – Blog admin`;
+    },
+    /** `guard` is asked before the screen is left inside the UI; null: nothing to ask. */
+    setLeaveGuard: (guard) => {
+      leaveGuard = guard;
+    },
+    /** Shows `text` on the next screen (what a delete did, once its screen is gone). */
+    flash: (text) => {
+      flashed = text;
     },
   };
   replace(main);
@@ -185,6 +216,13 @@ async function show() {
     if (count !== renderCount) return;
     if (error.status === 401) return;
     alertMain(error);
+  }
+  if (flashed) {
+    const note = h('p', { class: 'message ok', role: 'status' }, flashed);
+    flashed = null;
+    const title = main.querySelector('h1');
+    if (title) title.after(note);
+    else main.prepend(note);
   }
   const first = main.querySelector('h1');
   if (first && shown > 0) first.focus();
@@ -202,7 +240,17 @@ document.addEventListener('click', (event) => {
   if (a.pathname === location.pathname && a.search === location.search) return;
   navigate(a.pathname + a.search);
 });
-window.addEventListener('popstate', () => show());
+window.addEventListener('popstate', async () => {
+  // The address has changed already: put it back when the screen asks to stay.
+  const target = location.pathname + location.search;
+  if (leaveGuard && target !== currentPath) {
+    const from = currentPath;
+    history.pushState(null, '', from);
+    if (!(await mayLeave())) return;
+    history.replaceState(null, '', target);
+  }
+  show();
+});
 
 onUnauthorized(() => {
   if (!session) return;

@@ -29,6 +29,7 @@ export async function featureImagePicker(site, post) {
     chosen = choice.value || null;
     drawChoices();
   });
+  alt.addEventListener('input', () => alt.dispatchEvent(new Event('change', { bubbles: true })));
   upload.addEventListener('change', async () => {
     const [file] = upload.files;
     if (!file) return;
@@ -38,6 +39,8 @@ export async function featureImagePicker(site, post) {
       images.unshift(image);
       chosen = image.id;
       drawChoices();
+      // A change of the post like any other (the editor saves it).
+      choice.dispatchEvent(new Event('change', { bubbles: true }));
       replace(status, `Uploaded ${file.name}: it is the feature image once the post is saved.`);
     } catch (error) {
       replace(status, `${file.name}: ${error.message}`);

@@ -1,6 +1,8 @@
 import { api, query } from './api.js';
 import { busy, confirmedAction, field, fileDrop, h, heading, messageLine, pager, replace, when } from './ui.js';
 
+const DIALOG_CHOICES = 48;
+
 export const ACCEPT_IMAGES = 'image/jpeg,image/png,image/webp,image/gif,image/avif';
 const PAGE_SIZE = 24;
 
@@ -21,7 +23,95 @@ export function thumbnail(site, media, attrs = {}) {
   return h('img', { src: thumbnailUrl(site, media), alt: media.alt || '', width: media.width, height: media.height, loading: 'lazy', decoding: 'async', class: 'thumb', ...attrs });
 }
 
-const markdownOf = (media) => `![${(media.alt || media.name).replace(/[[\]]/g, '')}](${media.url})`;
+// The image's path on this server (not an absolute URL): it shows on whatever address the admin or the site is opened at.
+const markdownOf = (site, media) => `![${(media.alt || media.name).replace(/[[\]]/g, '')}](${mediaSrc(site, media.url)})`;
+
+/**
+ * "Insert image": the library's newest images to pick from, or a file to upload. Resolves to the
+ * image chosen (as the API shows it), or null when closed.
+ */
+export function insertImageDialog(site) {
+  return new Promise((resolve) => {
+    const grid = h('ul', { class: 'media-grid pick' }, h('li', { class: 'muted' }, 'Loading images…'));
+    const file = h('input', { type: 'file', accept: ACCEPT_IMAGES });
+    const status = h('p', { class: 'message', role: 'status' });
+    const close = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const dialog = h(
+      'dialog',
+      { class: 'picker', 'aria-labelledby': 'picker-title' },
+      h('h2', { id: 'picker-title' }, 'Insert image'),
+      field('Upload an image', file, 'JPEG, PNG, WebP, GIF or AVIF, up to 20 MB.'),
+      status,
+      h('h3', {}, 'Or choose one of the library'),
+      grid,
+      h('div', { class: 'actions' }, close),
+    );
+    let chosen = null;
+    const done = (image) => {
+      chosen = image;
+      dialog.close();
+    };
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(chosen);
+    });
+    close.addEventListener('click', () => done(null));
+    file.addEventListener('change', async () => {
+      const [picked] = file.files;
+      if (!picked) return;
+      replace(status, `Uploading ${picked.name}…`);
+      try {
+        done(await uploadImage(picked));
+      } catch (error) {
+        status.className = 'message error';
+        replace(status, `${picked.name}: ${error.message}`);
+      }
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    api('GET', `/media${query({ limit: DIALOG_CHOICES })}`).then(
+      (data) => {
+        if (data.items.length === 0) return replace(grid, h('li', { class: 'muted' }, 'No images yet: upload one.'));
+        replace(
+          grid,
+          data.items.map((media) => {
+            const pick = h('button', { type: 'button', class: 'pick-image', 'aria-label': `Insert ${media.name}` }, thumbnail(site, media, { alt: '' }));
+            pick.addEventListener('click', () => done(media));
+            return h('li', {}, pick);
+          }),
+        );
+      },
+      (error) => replace(grid, h('li', { class: 'message error' }, error.message)),
+    );
+  });
+}
+
+/** Asks for an image's alt text (its own, if it has one, to start from); the image's library alt text is set when it had none. */
+export function askAltText(media) {
+  return new Promise((resolve) => {
+    const input = h('input', { type: 'text', maxlength: 1000, value: media.alt || '', required: true });
+    const dialog = h(
+      'dialog',
+      { class: 'confirm', 'aria-labelledby': 'alt-q' },
+      h(
+        'form',
+        { method: 'dialog' },
+        h('p', { id: 'alt-q' }, `Describe “${media.name}” for readers who cannot see it.`),
+        field('Alt text', input, 'Leave empty only for a purely decorative image.'),
+        h('div', { class: 'actions' }, h('button', { value: 'ok' }, 'Insert')),
+      ),
+    );
+    dialog.addEventListener('close', () => {
+      const alt = input.value.trim();
+      dialog.remove();
+      if (alt && !media.alt) void api('PATCH', `/media/${encodeURIComponent(media.id)}`, { alt }).catch(() => {});
+      resolve(alt);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    input.select();
+  });
+}
 
 /** Uploads one image; resolves to the image as the API shows it. */
 export async function uploadImage(file) {
@@ -55,13 +145,13 @@ export async function render(main, ctx) {
       event.preventDefault();
       try {
         media = (await busy(saveAlt, () => api('PATCH', `/media/${encodeURIComponent(media.id)}`, { alt: alt.value }), 'Saving…')).media;
-        markdown.value = markdownOf(media);
+        markdown.value = markdownOf(site, media);
         message.ok(`Saved the alt text of ${media.name}.`);
       } catch (error) {
         message.error(error);
       }
     });
-    const markdown = h('input', { type: 'text', readOnly: true, value: markdownOf(media) });
+    const markdown = h('input', { type: 'text', readOnly: true, value: markdownOf(site, media) });
     const remove = h('button', { type: 'button', class: 'danger small', 'aria-label': `Delete ${media.name}` }, 'Delete');
     confirmedAction(remove, { question: `Delete “${media.name}”? Posts showing it as their feature image lose it.` }, async () => {
       await api('DELETE', `/media/${encodeURIComponent(media.id)}`);

@@ -75,12 +75,12 @@ export function messageLine() {
 }
 
 /** Asks before something that cannot be undone, in a modal dialog; resolves true on confirm. */
-export function confirmDialog(question, action = 'Delete') {
+export function confirmDialog(question, action = 'Delete', cancel = 'Cancel') {
   return new Promise((resolve) => {
     const dialog = h(
       'dialog',
       { class: 'confirm', 'aria-labelledby': 'confirm-q' },
-      h('form', { method: 'dialog' }, h('p', { id: 'confirm-q' }, question), h('div', { class: 'actions' }, h('button', { value: 'cancel', class: 'secondary' }, 'Cancel'), h('button', { value: 'confirm', class: 'danger' }, action))),
+      h('form', { method: 'dialog' }, h('p', { id: 'confirm-q' }, question), h('div', { class: 'actions' }, h('button', { value: 'cancel', class: 'secondary' }, cancel), h('button', { value: 'confirm', class: 'danger' }, action))),
     );
     dialog.addEventListener('close', () => {
       resolve(dialog.returnValue === 'confirm');

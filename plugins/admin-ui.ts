@@ -37,7 +37,8 @@ export const ASSET_PREFIX = '/admin/assets/';
 /**
  * Scripts and styles only from the service itself (no inline script, no eval); images also as
  * data: URLs and over HTTPS (a post's preview may show pictures hosted elsewhere); the API is the
- * only thing fetched; no page may frame the UI.
+ * only thing fetched; only the service's own pages are framed (the editor's preview); no page may
+ * frame the UI.
  */
 export const ADMIN_CSP = [
   "default-src 'none'",
@@ -45,6 +46,8 @@ export const ADMIN_CSP = [
   "style-src 'self'",
   "img-src 'self' data: https:",
   "connect-src 'self'",
+  // The editor's preview frames the post's page as readers get it (GET /api/v1/posts/:id/page).
+  "frame-src 'self'",
   "manifest-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",

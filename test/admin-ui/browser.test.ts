@@ -57,10 +57,12 @@ t.test('the admin UI in Chromium', { skip: noChromium }, async (t) => {
   await page.getByLabel('Description').fill('A grey shape in the reeds.');
   await page.getByLabel('Tags').fill('birds, river');
   await page.getByLabel('Category').fill('Nature');
-  const preview = page.getByRole('region', { name: 'Preview' });
+  // The preview is the public page, framed, once the draft has saved itself.
+  const preview = page.getByRole('region', { name: 'Preview' }).frameLocator('iframe');
   await preview.getByRole('heading', { name: 'Spotting herons' }).waitFor();
   t.equal(await preview.locator('h2#spotting-herons').count(), 1, 'the heading renders as the public h2, with its id');
   t.equal(await preview.locator('strong', { hasText: 'shallows' }).count(), 1);
+  t.equal(await preview.locator('h1').textContent(), title, 'with the title as the page shows it');
   await shoot(t, b, 'editor-new');
 
   await page.getByRole('button', { name: 'Save draft' }).click();

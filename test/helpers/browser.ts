@@ -68,7 +68,7 @@ export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
 }
 
 /** A new owner (or editor) of the test site, invited through the API: the setup token of their link. */
-export async function invite(t: Test, ctx: TestApp, email: string, role: 'owner' | 'editor' = 'owner'): Promise<string> {
+export async function invite(t: Test, ctx: TestApp, email: string, role: 'owner' | 'editor' | 'author' | 'contributor' = 'owner'): Promise<string> {
   const res = await ctx.call({ method: 'POST', url: '/api/v1/users', payload: { email, role } });
   t.equal(res.statusCode, 201, `invited ${email}`);
   const { setupUrl } = res.json().data;
