@@ -85,8 +85,12 @@ export async function render(main, ctx) {
     );
   }
 
+  /** The batch shown with its progress: its tasks are listed there, once, not again under "Recent tasks". */
+  let shownBatch = null;
+
   async function showBatch(batchId) {
     stopWatching();
+    shownBatch = batchId;
     progress.hidden = false;
     const bar = h('div', { class: 'bar', role: 'progressbar', 'aria-labelledby': 'progress-heading', 'aria-valuemin': '0', 'aria-valuemax': '1', 'aria-valuenow': '0' }, h('div', { class: 'fill' }));
     const counts = h('p', { class: 'meta' });
@@ -103,6 +107,8 @@ export async function render(main, ctx) {
       const failed = data.tasks.filter((task) => task.status === 'failed').length;
       counts.textContent = `${done} of ${total} done${failed ? `, ${failed} failed` : ''}`;
       replace(tasks, data.tasks.map((task) => taskRow(task, refresh)));
+      // The other tasks move too: their states stay live beside the batch's.
+      void loadRecent().catch(() => {});
       return done < total;
     };
     if (await refresh()) {
@@ -119,8 +125,9 @@ export async function render(main, ctx) {
 
   async function loadRecent() {
     const data = await api('GET', `/tasks${query({ limit: 20 })}`);
-    if (data.tasks.length === 0) return replace(recent, h('p', { class: 'muted' }, 'No tasks yet.'));
-    replace(recent, h('ul', { class: 'rows' }, data.tasks.map((task) => taskRow(task, loadRecent))));
+    const others = data.tasks.filter((task) => task.batchId !== shownBatch);
+    if (others.length === 0) return replace(recent, h('p', { class: 'muted' }, shownBatch ? 'No other tasks.' : 'No tasks yet.'));
+    replace(recent, h('ul', { class: 'rows' }, others.map((task) => taskRow(task, loadRecent))));
   }
 
   form.addEventListener('submit', async (event) => {

@@ -40,7 +40,7 @@ export function dayChart(days, { title = 'Views and visitors per day', small = f
   const titleId = `chart-${Math.random().toString(36).slice(2)}`;
 
   const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, class: `chart${small ? ' small' : ''}`, role: 'img', 'aria-labelledby': titleId });
-  svg.append(s('title', { id: titleId }, `${title}: ${total} views over ${days.length} days`));
+  svg.append(s('title', { id: titleId }, `${title}: ${total} view${total === 1 ? '' : 's'} over ${days.length} day${days.length === 1 ? '' : 's'}`));
   if (!small) {
     for (const v of [0, max / 2, max]) {
       svg.append(s('line', { x1: pad.left, x2: width - pad.right, y1: y(v), y2: y(v), class: 'grid' }));

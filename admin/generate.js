@@ -37,6 +37,7 @@ export function render(main, ctx) {
       const data = await busy(button, () => api('POST', '/posts/generate', { topic: topic.value.trim(), ...generationOptions(controls) }), 'Generating…');
       // The writer's notes are for the person editing the draft, never part of the post: the editor shows them once.
       if (data.generation) sessionStorage.setItem(`writer-notes:${data.post.id}`, JSON.stringify(data.generation));
+      ctx.flash(data.generation ? `Written by ${data.generation.provider === 'ollama' ? `Ollama (${data.generation.model})` : 'the built-in writer (no model)'}.` : 'Written.');
       ctx.navigate(`/admin/posts/${encodeURIComponent(data.post.id)}`);
     } catch (error) {
       message.error(error);

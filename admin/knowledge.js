@@ -33,10 +33,18 @@ export async function render(main, ctx) {
   );
 
   let items = [];
+  // Names of files uploaded here and not yet indexed: the upload notice gives way to their state.
+  const announced = new Set();
   async function load() {
     const data = await api('GET', `/knowledge${query({ limit: 100 })}`);
     items = data.items;
     draw();
+    for (const item of items) {
+      if (item.status !== 'uploaded' && announced.delete(item.name)) {
+        if (item.status === 'indexed') message.ok(`${item.name} is indexed: ${item.chunkCount} passage${item.chunkCount === 1 ? '' : 's'}.`);
+        else message.error(new Error(`${item.name} could not be indexed${item.error ? `: ${item.error}` : '.'}`));
+      }
+    }
     return items.some((item) => item.status === 'uploaded');
   }
 
@@ -91,6 +99,7 @@ export async function render(main, ctx) {
         message.ok(`Uploading ${file.name}…`);
         await api('POST', '/knowledge', form);
         message.ok(`Uploaded ${file.name}: indexing.`);
+        announced.add(file.name);
       } catch (error) {
         message.error(new Error(`${file.name}: ${error.message}`));
       }
@@ -107,7 +116,9 @@ export async function render(main, ctx) {
     if (!q) return;
     try {
       const data = await busy(searchButton, () => api('GET', `/knowledge/search${query({ q, limit: 10 })}`), 'Searching…');
-      if (data.results.length === 0) return replace(results, h('p', { class: 'muted' }, 'No passage matches.'));
+      // A passage scored 0 matched nothing that counts: not a result.
+      data.results = data.results.filter((hit) => hit.score > 0);
+      if (data.results.length === 0) return replace(results, h('p', { class: 'muted' }, 'No passage matches: try other words, or fewer of them.'));
       replace(
         results,
         h(

@@ -42,7 +42,7 @@ export async function render(main, ctx) {
   const direct = (referrer) => (referrer === '' ? 'Direct / internal' : referrer);
   replace(
     body,
-    h('p', { class: 'totals' }, h('strong', {}, String(data.totals.views)), ' views · ', h('strong', {}, String(data.totals.visitors)), ` daily visitors · ${data.from} to ${data.to} (${data.timeZone})`),
+    h('p', { class: 'totals' }, h('strong', {}, String(data.totals.views)), data.totals.views === 1 ? ' view · ' : ' views · ', h('strong', {}, String(data.totals.visitors)), ` daily visitor${data.totals.visitors === 1 ? '' : 's'} · ${data.from} to ${data.to} (${data.timeZone})`),
     dayChart(data.days),
     h(
       'div',

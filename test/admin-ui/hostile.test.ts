@@ -57,7 +57,8 @@ t.test('hostile post content never runs in the admin UI', { skip: noChromium }, 
   // The editor: fields hold the text, the preview holds the server-sanitised HTML.
   await page.getByRole('link', { name: HOSTILE.title }).click();
   await page.waitForURL(`${origin}/admin/posts/${postId}`);
-  const preview = page.getByRole('region', { name: 'Preview' });
+  // The preview is the public page, framed: its body is what the post's text made.
+  const preview = page.getByRole('region', { name: 'Preview' }).frameLocator('iframe').locator('.post-body');
   await preview.getByRole('heading', { name: 'Innocent heading' }).waitFor();
   t.equal(await page.getByLabel('Title').inputValue(), HOSTILE.title, 'the title field holds the text as it is');
   t.equal(await page.getByLabel('Category').inputValue(), HOSTILE.category);
@@ -70,7 +71,7 @@ t.test('hostile post content never runs in the admin UI', { skip: noChromium }, 
   // Typing more hostile Markdown into the editor previews it inert too.
   await page.getByLabel('Content').fill(`${HOSTILE.content}\n\n## Typed <img src=x onerror="${PWN}">`);
   await preview.getByRole('heading', { name: /^Typed/ }).waitFor();
-  t.same(await injected(), clean, 'the live preview of typed Markdown: nothing ran');
+  t.same(await injected(), clean, 'the preview of typed Markdown (autosaved): nothing ran');
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.getByText('Draft saved.').waitFor();
   t.same(await injected(), clean, 'after saving: nothing ran');
