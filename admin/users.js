@@ -1,7 +1,7 @@
 import { api } from './api.js';
 import { busy, confirmedAction, field, h, heading, messageLine, nextId, replace, secretBox, select, when } from './ui.js';
 
-const ROLES = [['editor', 'Editor'], ['owner', 'Owner']];
+const ROLES = [['editor', 'Editor'], ['author', 'Author'], ['contributor', 'Contributor'], ['owner', 'Owner']];
 
 export async function render(main, ctx) {
   ctx.setTitle('Users');
@@ -14,7 +14,7 @@ export async function render(main, ctx) {
   const list = h('div');
   main.append(
     heading('Users'),
-    h('p', {}, 'Owners manage everything; editors write, generate and publish posts.'),
+    h('p', {}, 'Owners manage everything; editors write, generate and publish every post; authors write and publish their own; contributors write their own drafts and submit them for review.'),
     h('h2', {}, 'Invite someone'),
     form,
     shown,
