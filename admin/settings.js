@@ -37,7 +37,10 @@ export async function render(main, ctx) {
         check,
       );
     }
-    replace(where, h('p', {}, 'Readers find the site at ', /^https?:\/\//.test(site.publicUrl) ? link(site.publicUrl, site.publicUrl, { class: 'wrap' }) : h('span', { class: 'wrap' }, site.publicUrl), domain && domain.status === 'verified' ? ` (${domain.host} verified)` : ''), verify);
+    // The default address names this machine (localhost): readers on it use the address this page was opened at (127.0.0.1, say).
+    const local = URL.canParse(site.publicUrl) && ['localhost', '127.0.0.1', '[::1]'].includes(new URL(site.publicUrl).hostname);
+    const address = local ? new URL(new URL(site.publicUrl).pathname, location.origin).href : site.publicUrl;
+    replace(where, h('p', {}, 'Readers find the site at ', /^https?:\/\//.test(address) ? link(address, address, { class: 'wrap' }) : h('span', { class: 'wrap' }, address), domain && domain.status === 'verified' ? ` (${domain.host} verified)` : ''), verify);
   }
 
   const form = h(
