@@ -69,8 +69,10 @@ export async function render(main, ctx) {
   let post = null;
   /** A published post's edits waiting for Update. */
   let pending = null;
-  /** What If-Match sends: the post's ETag, or its pending change's for a published post. */
+  /** The post's ETag, which a PATCH sends as If-Match. */
   let etag = null;
+  /** The pending change's ETag, which a save of it sends (a published post's). */
+  let pendingTag = null;
   const [loaded, siteData] = await Promise.all([isNew ? null : api('GET', `/posts/${encodeURIComponent(ctx.params.id)}`, undefined, { withEtag: true }), api('GET', '/site').catch(() => null)]);
   const site = siteData ? siteData.site : null;
   if (loaded) {
@@ -83,7 +85,7 @@ export async function render(main, ctx) {
   async function loadPending() {
     const data = await api('GET', `/posts/${encodeURIComponent(post.id)}/pending`);
     pending = data.pending;
-    etag = data.etag;
+    pendingTag = data.etag;
   }
 
   const text = pending || post;
@@ -119,7 +121,7 @@ export async function render(main, ctx) {
     }
     frame.hidden = false;
     previewNote.textContent = pending ? 'With your changes not yet published (Update publishes them).' : '';
-    frame.src = `/api/v1/posts/${encodeURIComponent(post.id)}/page?v=${encodeURIComponent(etag || post.updatedAt)}`;
+    frame.src = `/api/v1/posts/${encodeURIComponent(post.id)}/page?v=${encodeURIComponent(`${etag || post.updatedAt}${pendingTag || ''}`)}`;
   }
 
   // Phone width: "Write" and "Preview" tabs at the top switch between the form and the preview.
@@ -273,14 +275,18 @@ export async function render(main, ctx) {
       slugField.hidden = false;
       form.querySelector('.fields')?.append(revisions);
     } else if (isLive() && Object.keys(extra).length === 0) {
-      const saved = await api('PUT', `/posts/${encodeURIComponent(post.id)}/pending`, pendingFields(), { ifMatch: etag, withEtag: true });
+      const saved = await api('PUT', `/posts/${encodeURIComponent(post.id)}/pending`, pendingFields(), { ifMatch: pendingTag || etag, withEtag: true });
       pending = saved.pending;
-      etag = saved.etag;
+      pendingTag = saved.etag;
     } else {
       const saved = await api('PATCH', `/posts/${encodeURIComponent(post.id)}`, body, { ifMatch: etag, withEtag: true });
       post = saved.post;
       etag = saved.etag;
-      if (post.isDraft || 'content' in body) pending = null;
+      // The text saved to the post itself: no pending change is left (the server cleared it).
+      if (post.isDraft || 'content' in body) {
+        pending = null;
+        pendingTag = etag;
+      }
     }
     slug.value = post.slug;
     publishAt.value = localInput(post.publishAt);
@@ -557,8 +563,8 @@ export async function render(main, ctx) {
             title.value = shown.title;
             content.value = shown.content || '';
             description.value = shown.description || '';
+            etag = data.etag;
             if (isLive()) await loadPending();
-            else etag = data.etag;
             dirty = false;
             followTitle();
             drawState();

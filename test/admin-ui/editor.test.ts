@@ -3,6 +3,7 @@ import path from 'node:path';
 import t from 'tap';
 import { buildTestApp, fixturesDir } from '../helpers/app.js';
 import { DESKTOP, PHONE, invite, noChromium, openBrowser, setUp } from '../helpers/browser.js';
+import { asUser } from '../helpers/accounts.js';
 
 const image = (name: string) => path.join(fixturesDir, 'images', name);
 
@@ -135,17 +136,17 @@ t.test('the editor: autosave, leaving, images, the real preview, revisions, role
   await page.getByText('Submitted for review: an editor can publish it.').waitFor();
   const draftId = page.url().split('/').pop()!;
   const cookie = (await b.context.cookies()).find((c) => c.name === 'blog_session')!.value;
-  const asBrowser = (method: 'PUT' | 'PATCH', url: string, payload?: object) =>
-    ctx.call({ method, url, payload, key: null, headers: { cookie: `blog_session=${cookie}`, origin: 'http://localhost' } });
-  t.equal((await asBrowser('PUT', `/api/v1/posts/${draftId}`)).statusCode, 403, "the contributor's publish is 403");
-  // Nor another's post: an author gets 403 on it too (the owner's post above).
-  t.equal((await asBrowser('PATCH', `/api/v1/posts/${postId}`, { title: 'Mine now' })).statusCode, 403, "another's post is 403");
+  const refusedPublish = await asUser(ctx, cookie, { method: 'PUT', url: `/api/v1/posts/${draftId}` });
+  t.equal(refusedPublish.statusCode, 403, "the contributor's publish is 403");
+  t.match(refusedPublish.json().error.message, /contributor cannot publish/);
+  t.equal((await asUser(ctx, cookie, { method: 'PATCH', url: `/api/v1/posts/${draftId}`, payload: { content: 'Still mine' } })).statusCode, 200, 'while editing the draft is allowed');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(`${origin}/admin/sign-in`);
   await setUp(b, await invite(t, ctx, 'author@example.com', 'author'));
   const authorCookie = (await b.context.cookies()).find((c) => c.name === 'blog_session')!.value;
-  const byAuthor = await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${postId}`, payload: { title: 'Mine now' }, key: null, headers: { cookie: `blog_session=${authorCookie}`, origin: 'http://localhost' } });
+  const byAuthor = await asUser(ctx, authorCookie, { method: 'PATCH', url: `/api/v1/posts/${postId}`, payload: { title: 'Mine now' } });
   t.equal(byAuthor.statusCode, 403, "an author cannot edit another's post");
+  t.match(byAuthor.json().error.message, /only your own posts/);
 
   t.same(b.problems.filter((problem) => !/status of 40[34]/.test(problem)), [], 'no console errors or failed requests');
 });
