@@ -38,13 +38,19 @@ t.test('hostile post content never runs in the admin UI', { skip: noChromium }, 
   /** Elements in the page carrying an event-handler attribute, script elements in main, and javascript: URLs. */
   const injected = () =>
     page.evaluate(() => {
-      const all = [...document.querySelectorAll('*')];
+      // The editor's preview frames the public page (same origin): what it holds is checked too.
+      const framed = (document.querySelector('iframe.preview-frame') as HTMLIFrameElement | null)?.contentDocument ?? null;
+      const all = [...document.querySelectorAll('*'), ...(framed ? framed.querySelectorAll('*') : [])];
+      const framedWindow = (document.querySelector('iframe.preview-frame') as HTMLIFrameElement | null)?.contentWindow as unknown as { __pwned?: number } | null;
       return {
         handlers: all.filter((el) => [...el.attributes].some((attr) => attr.name.startsWith('on'))).map((el) => el.outerHTML.slice(0, 80)),
-        // The UI's own charts (admin/chart.js, drawn with DOM calls) are the one SVG it makes.
-        scripts: [...document.querySelectorAll('main script, main iframe, main svg:not(figure.stats-chart > svg.chart)')].map((el) => el.outerHTML.slice(0, 80)),
+        // The UI's own charts (admin/chart.js, drawn with DOM calls) are the one SVG it makes; its preview frame the one iframe.
+        scripts: [
+          ...document.querySelectorAll('main script, main iframe:not(.preview-frame), main svg:not(figure.stats-chart > svg.chart)'),
+          ...(framed ? framed.querySelectorAll('script, iframe, main svg') : []),
+        ].map((el) => el.outerHTML.slice(0, 80)),
         jsUrls: all.filter((el) => [...el.attributes].some((attr) => /^\s*javascript:/i.test(attr.value))).map((el) => el.outerHTML.slice(0, 80)),
-        pwned: (window as unknown as { __pwned?: number }).__pwned ?? 0,
+        pwned: ((window as unknown as { __pwned?: number }).__pwned ?? 0) + (framedWindow?.__pwned ?? 0),
       };
     });
   const clean = { handlers: [], scripts: [], jsUrls: [], pwned: 0 };
