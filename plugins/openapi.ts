@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { closeObjects } from '../src/unknown-fields.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -112,6 +113,8 @@ export default fp(
         if (!schema) return { schema, url };
         const documented = { ...schema } as Record<string, unknown>;
         if (schema.querystring) documented.querystring = optionalDefaults(schema.querystring as QuerySchema);
+        // As validated: a JSON body takes no field its schema does not declare.
+        if (schema.body) documented.body = closeObjects(schema.body);
         if (route.config?.multipartBody) documented.body = route.config.multipartBody;
         if (route.config?.idempotent) documented.headers = IDEMPOTENCY_KEY_HEADER;
         if (schema.response && (route.config?.idempotent || route.config?.rateLimitPolicy)) documented.response = documentHeaders(schema.response as Responses, route.config);

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
-import Ajv from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from './config.js';
-import { validationError } from './errors.js';
+import { AppError, validationError } from './errors.js';
 import { jsonDepthExceeds } from './json.js';
 import { redactUrl } from './log-redact.js';
+import { closeObjects, unknownFieldErrors } from './unknown-fields.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import accountsPlugin from '../plugins/accounts.js';
@@ -76,6 +77,8 @@ const JSON_BODY_LIMIT = 1024 * 1024;
 const BODY_IDLE_TIMEOUT_MS = 30_000;
 /** A request without Content-Length or Transfer-Encoding has no body to wait for. */
 const hasBody = (raw: IncomingMessage) => raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] ?? '0') !== '0';
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && [Object.prototype, null].includes(Object.getPrototypeOf(value));
 const bodyIdleTimeoutMs = (config: Config) => Math.min(BODY_IDLE_TIMEOUT_MS, Math.max(500, Math.floor(config.requestTimeoutMs / 2)));
 
 /** What a request log line says about the request: Fastify's default fields, the URL redacted. */
@@ -127,20 +130,41 @@ export function serverOptions(
   };
 }
 
-// Bodies are validated strictly (wrong types are 400, never coerced); query strings and path
-// parameters arrive as text and are coerced. Unknown body fields are dropped, not rejected.
+// Bodies are validated strictly: wrong types are 400, never coerced, and so is a field no
+// schema declares (see unknown-fields.ts). Query strings and path parameters arrive as text and
+// are coerced; unknown query parameters are dropped.
 function buildValidators() {
   const common = { allErrors: false, useDefaults: true, strict: false } as const;
-  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false, removeAdditional: 'all' }));
+  const body = addFormats.default(new Ajv.default({ ...common, coerceTypes: false }));
+  // Only for a body that failed: every unknown field of it, each with its object's schema.
+  const everyError = addFormats.default(new Ajv.default({ ...common, coerceTypes: false, allErrors: true, verbose: true }));
   const text = addFormats.default(new Ajv.default({ ...common, coerceTypes: 'array', removeAdditional: true }));
-  for (const ajv of [body, text]) {
+  for (const ajv of [body, everyError, text]) {
     ajv.addSchema(SiteSchema).addSchema(ErrorEnvelope);
     // RFC 3339 allows a leap second (23:59:60), which no Date holds: a time that passes the
     // format must also be a real instant, or it would reach the database as an invalid date.
     const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean };
     ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && !Number.isNaN(Date.parse(text)) });
   }
-  return { body, text };
+  const compileBody = (schema: object) => {
+    const closed = closeObjects(schema);
+    const validate = body.compile(closed);
+    let findAll: ValidateFunction | undefined;
+    const validateBody = (data: unknown) => {
+      if (validate(data)) {
+        validateBody.errors = null;
+        return true;
+      }
+      findAll ??= everyError.compile(closed);
+      findAll(data);
+      const unknown = unknownFieldErrors(findAll.errors);
+      validateBody.errors = unknown ? [...unknown, ...(validate.errors ?? []).filter((error) => error.keyword !== 'additionalProperties')] : validate.errors;
+      return false;
+    };
+    validateBody.errors = null as ErrorObject[] | null | undefined;
+    return validateBody;
+  };
+  return { compileBody, compileText: (schema: object) => text.compile(schema) };
 }
 
 /**
@@ -149,7 +173,7 @@ function buildValidators() {
  */
 async function blogApp(app: FastifyInstance, opts: AppOptions) {
   const validators = buildValidators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.body : validators.text).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.compileBody(schema) : validators.compileText(schema)));
 
   // JSON is the only body type besides the knowledge upload's multipart: plain text is 415.
   app.removeContentTypeParser('text/plain');
@@ -165,6 +189,28 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
 
   app.addSchema(SiteSchema);
   app.addSchema(ErrorEnvelope);
+
+  // A compressed body would otherwise be read as if it were plain JSON: 415 before it is read,
+  // saying the one encoding taken (RFC 7694).
+  app.addHook('onRequest', (request, reply, done) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding === undefined || !hasBody(request.raw) || encoding.split(',').every((coding) => ['identity', ''].includes(coding.trim().toLowerCase()))) return done();
+    reply.header('Accept-Encoding', 'identity');
+    done(new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${encoding.slice(0, 50)} is not supported: send the body uncompressed`));
+  });
+
+  // A route that takes no body has no field to set: a JSON object with fields sent to one is
+  // refused like any unknown field (PUT /posts/:id with {"isDraft": false} toggles, whatever it says).
+  app.addHook('preValidation', (request, _reply, done) => {
+    const { body } = request;
+    if (request.routeOptions.schema?.body !== undefined || !isPlainObject(body) || !request.headers['content-type']?.toLowerCase().includes('json')) return done();
+    const fields = Object.keys(body);
+    if (fields.length === 0) return done();
+    const shown = fields.slice(0, 20).map((field) => (field.length > 100 ? `${field.slice(0, 100)}…` : field));
+    // The operation's own description says where such fields go (PUT /posts/:id: to PATCH).
+    const where = request.routeOptions.schema?.description ? ` (${request.routeOptions.schema.description})` : '';
+    done(validationError(`This request takes no body: ${shown.join(', ')} ${fields.length === 1 ? 'is not a known field' : 'are not known fields'}${where}`, shown.map((field) => ({ path: `/body/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`, message: 'is not a known field: this request takes no body' }))));
+  });
 
   // A body that stops arriving is cut off long before REQUEST_TIMEOUT_MS: its socket idles.
   const idleMs = bodyIdleTimeoutMs(opts.config);

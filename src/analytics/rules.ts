@@ -119,11 +119,13 @@ export interface DayRange {
  * `to`, at most MAX_STATS_DAYS days), by default the last DEFAULT_STATS_DAYS ending `today`.
  */
 export function statsRange(from: string | undefined, to: string | undefined, today: string): DayRange {
-  const end = to ?? (from !== undefined && parseDay(from) > parseDay(today) ? from : today);
-  const start = from ?? addDays(end, -(DEFAULT_STATS_DAYS - 1));
-  for (const [name, value] of [['from', start], ['to', end]] as const) {
-    if (Number.isNaN(parseDay(value))) throw validationError(`${name} must be a date YYYY-MM-DD`, [{ path: `/query/${name}`, message: 'must be a real date YYYY-MM-DD' }]);
+  // What was sent is checked before any default is worked out from it (2031-02-30 is no day).
+  for (const [name, value] of [['from', from], ['to', to]] as const) {
+    if (value !== undefined && Number.isNaN(parseDay(value))) throw validationError(`${name} must be a real date YYYY-MM-DD`, [{ path: `/query/${name}`, message: 'must be a real date YYYY-MM-DD' }]);
   }
+  const end = to ?? (from !== undefined && parseDay(from) > parseDay(today) ? from : today);
+  // The default range stops at the first day a YYYY-MM-DD can say (0000-01-01).
+  const start = from ?? formatDay(Math.max(parseDay(end) - (DEFAULT_STATS_DAYS - 1) * DAY_MS, parseDay('0000-01-01')));
   if (start > end) throw validationError('from must not be after to', [{ path: '/query/from', message: 'must not be after to' }]);
   if ((parseDay(end) - parseDay(start)) / DAY_MS + 1 > MAX_STATS_DAYS) {
     throw validationError(`A range covers at most ${MAX_STATS_DAYS} days`, [{ path: '/query/from', message: `at most ${MAX_STATS_DAYS} days before to` }]);

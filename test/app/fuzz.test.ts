@@ -98,7 +98,47 @@ const segment = (text: string) => {
   }
 };
 
+/** A value in about one request of five, otherwise undefined. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>) => fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
+
 const asText = (item: unknown) => (typeof item === 'string' ? item : JSON.stringify(item) ?? '');
+
+// Days and times of the right shape that no calendar has: every one must be a 400.
+const IMPOSSIBLE_DAYS = ['2031-02-30', '2030-13-01', '2029-00-10', '2030-04-31', '2027-02-29'];
+const IMPOSSIBLE_TIMES = ['2031-02-30T10:00:00Z', '2030-13-01T00:00:00Z', '2030-04-31T12:00:00.000Z', '2031-06-30T23:59:60Z'];
+const isDaySchema = (schema: Schema) => schema.type === 'string' && typeof schema.pattern === 'string' && schema.pattern.includes('\\d{4}-\\d{2}-\\d{2}');
+const isImpossible = (text: string) => [...IMPOSSIBLE_DAYS, ...IMPOSSIBLE_TIMES].some((bad) => text.includes(bad));
+
+/** The schema with every date or time in it allowed only an impossible one. */
+function impossibleDates(schema: Schema): Schema {
+  if (Array.isArray(schema)) return schema.map(impossibleDates) as unknown as Schema;
+  if (schema === null || typeof schema !== 'object') return schema;
+  if (schema.format === 'date-time') return { type: 'string', enum: IMPOSSIBLE_TIMES };
+  if (isDaySchema(schema)) return { type: 'string', enum: IMPOSSIBLE_DAYS };
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, impossibleDates(value as Schema)])) as Schema;
+}
+
+// Names a client might send by mistake: misspelt, another operation's, or made up.
+const UNKNOWN_FIELDS = ['unknownField', 'isdraft', 'titel', 'scheduledAt', 'extra', 'a/b'];
+
+/** The JSON pointer of every object in a value (the value itself first when it is one). */
+function objectPaths(item: unknown, path = ''): string[] {
+  if (Array.isArray(item)) return item.flatMap((entry, i) => objectPaths(entry, `${path}/${i}`));
+  if (item === null || typeof item !== 'object') return [];
+  return [path, ...Object.entries(item).flatMap(([key, entry]) => objectPaths(entry, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`))];
+}
+
+/** The body with one field added to one of its objects; the field's JSON pointer. */
+function withUnknownField(body: unknown, choice: number, field: string): { body: unknown; pointer: string } | undefined {
+  const paths = objectPaths(body);
+  if (paths.length === 0) return undefined;
+  const target = paths[choice % paths.length]!;
+  const copy = structuredClone(body) as Record<string, unknown>;
+  let node: Record<string, unknown> = copy;
+  for (const segment of target.split('/').slice(1)) node = node[segment.replaceAll('~1', '/').replaceAll('~0', '~')] as Record<string, unknown>;
+  node[field] = 1;
+  return { body: copy, pointer: `/body${target}/${field.replaceAll('~', '~0').replaceAll('/', '~1')}` };
+}
 
 t.test('every operation: no 5xx, the envelope on every error, successes as declared', async (t) => {
   const ctx = await buildTestApp(t, { RATE_LIMIT_AUTH_FAIL_MAX: '0' }, { jobs: { autoStart: false } });
@@ -142,14 +182,47 @@ t.test('every operation: no 5xx, the envelope on every error, successes as decla
         rawBody: fc.option(fc.constantFrom('{', '[]', 'null', '{"title":', '\u0000', `${'['.repeat(5000)}${']'.repeat(5000)}`), { nil: undefined, freq: 10 }),
         key: fc.constantFrom<'mine' | 'other' | 'none' | 'bad'>('mine', 'mine', 'mine', 'other', 'none', 'bad'),
         idempotencyKey: fc.option(fc.constantFrom('fuzz-1', 'fuzz-2', ' '), { nil: undefined, freq: 4 }),
+        // Otherwise valid requests but for one unknown body field, or impossible dates.
+        unknownField: sometimes(
+          fc.record({
+            field: fc.constantFrom(...UNKNOWN_FIELDS),
+            choice: fc.nat(),
+            body: bodySchema ? valid(bodySchema) : fc.constant({}),
+            path: fc.record(Object.fromEntries(pathParams.map((p) => [p.name, fc.constantFrom(...known)]))),
+          }),
+        ),
+        impossible: sometimes(
+          fc.record({
+            query: fc.record(Object.fromEntries(query.map((p) => [p.name, valid(impossibleDates(p.schema)).map(asText)])), { requiredKeys: [] }),
+            body: bodySchema ? valid(impossibleDates(bodySchema)) : fc.constant(undefined),
+          }),
+        ),
       });
     });
 
   let sent = 0;
+  // How many requests each of the two checks actually judged (a check that never runs proves nothing).
+  let unknownNamed = 0;
+  let impossibleRefused = 0;
   await fc.assert(
-    fc.asyncProperty(request, async ({ op: opKey, path, query, body, rawBody, key, idempotencyKey }) => {
+    fc.asyncProperty(request, async (generated) => {
       sent++;
+      const { op: opKey } = generated;
+      let { path, query, body, rawBody, key, idempotencyKey } = generated;
       const op = byKey.get(opKey)!;
+      // One unknown field in a body otherwise valid (an empty one where the operation takes none).
+      let unknown: { body: unknown; pointer: string } | undefined;
+      const takesJson = Boolean(op.operation.requestBody?.content['application/json']) || (!op.operation.requestBody && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method));
+      if (generated.unknownField && takesJson) {
+        unknown = withUnknownField(generated.unknownField.body, generated.unknownField.choice, generated.unknownField.field);
+        if (unknown) [body, rawBody, path, key, idempotencyKey] = [unknown.body, undefined, generated.unknownField.path, 'mine', undefined];
+      }
+      let impossible = false;
+      if (generated.impossible && !unknown) {
+        query = { ...query, ...generated.impossible.query };
+        if (generated.impossible.body !== undefined) [body, rawBody] = [generated.impossible.body, undefined];
+        impossible = Object.values(generated.impossible.query).some((text) => isImpossible(text as string)) || (generated.impossible.body !== undefined && isImpossible(JSON.stringify(body)));
+      }
       const url =
         op.path.replace(/\{(\w+)\}/g, (_all, name: string) => segment((path as Record<string, string>)[name] ?? 'x')) +
         (Object.keys(query).length ? `?${new URLSearchParams(query as Record<string, string>)}` : '');
@@ -166,6 +239,15 @@ t.test('every operation: no 5xx, the envelope on every error, successes as decla
       });
       const what = `${op.method} ${url} (${payload?.slice(0, 200)}) -> ${res.statusCode} ${res.body.slice(0, 300)}`;
       if (res.statusCode >= 500) throw new Error(`5xx: ${what}`);
+      // Refused before the body is looked at (no key, no right, too many), or a 400 naming the field.
+      if (unknown && ![401, 403, 429].includes(res.statusCode)) {
+        if (res.statusCode !== 400 || res.json().error?.code !== 'VALIDATION_ERROR') throw new Error(`unknown field ${unknown.pointer} not refused: ${what}`);
+        const paths = (res.json().error.details ?? []).map((detail: { path: string }) => detail.path);
+        if (!paths.includes(unknown.pointer) && !paths.some((p: string) => p.startsWith('/params'))) throw new Error(`unknown field ${unknown.pointer} not named: ${what}`);
+        unknownNamed++;
+      }
+      if (impossible && res.statusCode < 300) throw new Error(`impossible date accepted: ${what}`);
+      if (impossible && res.statusCode === 400) impossibleRefused++;
       const declared = op.operation.responses[String(res.statusCode)] ?? op.operation.responses[`${String(res.statusCode)[0]}XX`];
       if (!declared) throw new Error(`status not declared: ${what}`);
       if (res.statusCode >= 400) {
@@ -185,4 +267,6 @@ t.test('every operation: no 5xx, the envelope on every error, successes as decla
     { seed: SEED, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
   );
   t.equal(sent, RUNS, `${sent} requests`);
+  t.ok(unknownNamed > 0, `${unknownNamed} unknown fields named`);
+  t.ok(impossibleRefused > 0, `${impossibleRefused} impossible dates refused`);
 });
