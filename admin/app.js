@@ -4,6 +4,8 @@ import { api, onUnauthorized } from './api.js';
 import { h, link, replace } from './ui.js';
 import * as signIn from './sign-in.js';
 import * as setup from './setup.js';
+import * as accept from './accept.js';
+import * as forgot from './forgot.js';
 import * as posts from './posts.js';
 import * as editor from './editor.js';
 import * as knowledge from './knowledge.js';
@@ -34,6 +36,8 @@ const NAV = [
 const ROUTES = [
   { path: /^\/admin\/sign-in$/, screen: signIn, public: true },
   { path: /^\/admin\/setup$/, screen: setup, public: true },
+  { path: /^\/admin\/accept$/, screen: accept, public: true },
+  { path: /^\/admin\/forgot$/, screen: forgot, public: true },
   { path: /^\/admin\/posts$/, screen: posts },
   { path: /^\/admin\/posts\/new$/, screen: editor },
   { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },

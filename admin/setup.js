@@ -3,7 +3,7 @@ import { busy, field, h, heading, link, messageLine } from './ui.js';
 
 const MIN_PASSWORD = 10;
 
-/** /admin/setup#token=…: the link an owner sent; choose a password, then signed in. */
+/** /admin/setup#token=…: a mailed reset link (or one the operator's CLI printed); choose a password, then signed in. */
 export function render(main, ctx) {
   ctx.setTitle('Choose your password');
   // The token lives in the fragment (never sent to a server or in a Referer); read it, then drop it from the address.
@@ -14,7 +14,7 @@ export function render(main, ctx) {
   }
   main.append(heading('Choose your password'));
   if (!token) {
-    main.append(h('p', { class: 'message error', role: 'alert' }, 'This setup link is incomplete. Open the whole link you were sent, or ask an owner for a new one.'), h('p', {}, link('/admin/sign-in', 'Sign in')));
+    main.append(h('p', { class: 'message error', role: 'alert' }, 'This setup link is incomplete. Open the whole link you were sent, or ask for a new one (Forgot password? on the sign-in page).'), h('p', {}, link('/admin/sign-in', 'Sign in')));
     return;
   }
   const password = h('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD });

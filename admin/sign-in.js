@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { busy, field, h, heading, messageLine } from './ui.js';
+import { busy, field, h, heading, link, messageLine } from './ui.js';
 
 /** A path under /admin/ to go to after signing in (never elsewhere). */
 function nextPath(search) {
@@ -28,5 +28,5 @@ export function render(main, ctx) {
       password.focus();
     }
   });
-  main.append(heading('Sign in'), form);
+  main.append(heading('Sign in'), form, h('p', {}, link('/admin/forgot', 'Forgot password?')));
 }

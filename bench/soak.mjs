@@ -337,7 +337,7 @@ async function runSetup(kind) {
   const webhookId = data(hookRes)?.webhook?.id ?? data(hookRes)?.id;
   if (!webhookId) throw new Error(`webhook not created: ${hookRes?.status} ${hookRes?.text?.slice(0, 300)}`);
 
-  // --- staff: an editor and an owner, invited with the key, signed in through their setup links ---
+  // --- staff: an editor and an owner, invited with the key, joined through their invitation links ---
   const cookieOf = (res) => {
     for (const line of [res?.headers?.['set-cookie'] ?? []].flat()) {
       const m = /^blog_session=([^;]*)/.exec(line);
@@ -350,10 +350,11 @@ async function runSetup(kind) {
     const email = `soak-${role}-${randomUUID().slice(0, 8)}@example.com`;
     const password = `soak password ${randomUUID()}`;
     const added = await call('POST', 'staff-invite', '/api/v1/users', { body: { email, role } });
-    const setupUrl = data(added)?.setupUrl;
-    const token = setupUrl?.split('#token=')[1];
+    // Without SMTP_URL the invitation link is in the answer (a new email makes its account by accepting).
+    const inviteUrl = data(added)?.inviteUrl;
+    const token = inviteUrl?.split('#token=')[1];
     if (!token) throw new Error(`staff ${role} not invited: ${added?.status} ${added?.text?.slice(0, 300)}`);
-    const setupRes = await call('POST', 'staff-setup', '/api/v1/auth/setup', { body: { token, password }, bearer: false, origin: true });
+    const setupRes = await call('POST', 'staff-setup', '/api/v1/auth/accept', { body: { token, password }, bearer: false, origin: true });
     const cookie = cookieOf(setupRes);
     if (setupRes?.status !== 200 || !cookie) throw new Error(`staff ${role} setup: ${setupRes?.status} ${setupRes?.text?.slice(0, 300)}`);
     staff.push({ role, email, password, cookie, inFlight: 0, cycling: false });

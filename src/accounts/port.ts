@@ -1,4 +1,4 @@
-import type { AccountTokenRow, MembershipRow, SessionRow, UserRow } from '../db/schema.js';
+import type { AccountTokenRow, InvitationRow, MembershipRow, SessionRow, UserRow } from '../db/schema.js';
 import type { Member, MemberSite, Role, SessionFound } from './rules.js';
 
 /**
@@ -52,6 +52,19 @@ export interface AccountPort {
   useToken(tokenHash: string, at: Date): boolean;
   /** Deletes the user's links, used or not (a new one replaces them). */
   dropTokensOf(userId: string): void;
+
+  // ---- invitations
+  /** Inserts an invitation; throws TakenMeanwhile when one for the site and email was made meanwhile. */
+  insertInvitation(row: InvitationRow): void;
+  invitationOf(siteId: string, email: string): InvitationRow | undefined;
+  invitationById(siteId: string, invitationId: string): InvitationRow | undefined;
+  invitationByHash(tokenHash: string): InvitationRow | undefined;
+  /** A new token, role and expiry for an invitation sent again. */
+  renewInvitation(invitationId: string, change: Pick<InvitationRow, 'role' | 'tokenHash' | 'sentAt' | 'expiresAt'>): void;
+  /** Deletes the invitation; false when it was gone already (accepted or revoked by another request). */
+  deleteInvitation(invitationId: string): boolean;
+  /** The site's invitations, newest first. */
+  invitationsOf(siteId: string): InvitationRow[];
 }
 
 declare module '../db/steps.js' {

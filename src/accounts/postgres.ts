@@ -1,12 +1,12 @@
-import { and, asc, count, eq, ne, sql } from 'drizzle-orm';
-import { accountTokens, memberships, sessions, sites, users } from '../db/pg-schema.js';
+import { and, asc, count, desc, eq, ne, sql } from 'drizzle-orm';
+import { accountTokens, invitations, memberships, sessions, sites, users } from '../db/pg-schema.js';
 import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
 import { linkSpent, linkUsable, sessionEnded } from './rules.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another instance got there first. */
-const guardTaken = refusedByUnique(['users_email_unique', 'memberships_user_id_site_id_pk'], (cause) => new TakenMeanwhile({ cause }));
+const guardTaken = refusedByUnique(['users_email_unique', 'memberships_user_id_site_id_pk', 'invitations_site_email_unique'], (cause) => new TakenMeanwhile({ cause }));
 
 const memberColumns = {
   id: users.id,
@@ -97,4 +97,13 @@ export const postgresAccounts: AsyncAdapter<AccountPort, PgExecutor> = {
         .returning({ hash: accountTokens.tokenHash })
     ).length > 0,
   dropTokensOf: async (tx, userId) => void (await tx.delete(accountTokens).where(eq(accountTokens.userId, userId))),
+
+  insertInvitation: (tx, row) => guardTaken(tx.insert(invitations).values(row)),
+  invitationOf: async (tx, siteId, email) => (await tx.select().from(invitations).where(and(eq(invitations.siteId, siteId), eq(invitations.email, email))))[0],
+  invitationById: async (tx, siteId, invitationId) => (await tx.select().from(invitations).where(and(eq(invitations.siteId, siteId), eq(invitations.id, invitationId))))[0],
+  invitationByHash: async (tx, tokenHash) => (await tx.select().from(invitations).where(eq(invitations.tokenHash, tokenHash)))[0],
+  renewInvitation: async (tx, invitationId, change) => void (await tx.update(invitations).set(change).where(eq(invitations.id, invitationId))),
+  // One statement: of two requests accepting (or revoking) one invitation at once, exactly one deletes it.
+  deleteInvitation: async (tx, invitationId) => (await tx.delete(invitations).where(eq(invitations.id, invitationId)).returning({ id: invitations.id })).length > 0,
+  invitationsOf: (tx, siteId) => tx.select().from(invitations).where(eq(invitations.siteId, siteId)).orderBy(desc(invitations.sentAt), asc(invitations.email)),
 };

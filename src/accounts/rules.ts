@@ -1,5 +1,5 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
-import type { AccountTokenRow, SessionRow, UserRow } from '../db/schema.js';
+import type { AccountTokenRow, InvitationRow, SessionRow, UserRow } from '../db/schema.js';
 import { and, gt, isNotNull, isNull, lt, or, type Column } from 'drizzle-orm';
 import { AppError, validationError } from '../errors.js';
 
@@ -133,6 +133,38 @@ export function newTokenRow(userId: string, purpose: 'setup' | 'reset', tokenHas
 /** Whether a link token can still be used at `now`. */
 export const tokenUsable = (row: AccountTokenRow | undefined, now: number): row is AccountTokenRow => row !== undefined && row.usedAt === null && now < row.expiresAt.getTime();
 
+/** An invitation can be accepted within this long of when it was (last) sent. */
+export const INVITATION_LIFETIME_MS = 7 * DAY_MS;
+
+/** An invitation as owners see it (the token never: it goes to the invited person). */
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: Date;
+  sentAt: Date;
+  expiresAt: Date;
+  /** `pending` until it expires (`expired`: send it again for a new week). */
+  status: 'pending' | 'expired';
+}
+
+export function newInvitationRow(siteId: string, email: string, role: Role, tokenHash: string, now: Date): InvitationRow {
+  return { id: randomUUID(), siteId, email, role, tokenHash, createdAt: now, sentAt: now, expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS) };
+}
+
+export const invitationView = (row: InvitationRow, now: number): InvitationView => ({
+  id: row.id,
+  email: row.email,
+  role: row.role as Role,
+  createdAt: row.createdAt,
+  sentAt: row.sentAt,
+  expiresAt: row.expiresAt,
+  status: now < row.expiresAt.getTime() ? 'pending' : 'expired',
+});
+
+/** Where an invitation leads: the admin UI's accept screen, the token in the fragment. */
+export const acceptUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, '')}/admin/accept#token=${token}`;
+
 /** Where a one-time link leads: the token in the fragment, which no server (nor its access log) receives. */
 export const setupUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/\/+$/, '')}/admin/setup#token=${token}`;
 
@@ -140,7 +172,8 @@ export const setupUrl = (baseUrl: string, token: string) => `${baseUrl.replace(/
 
 export const SIGN_IN_FAILED = 'Email or password is wrong';
 export const signInFailed = () => new AppError(401, 'UNAUTHORIZED', SIGN_IN_FAILED);
-export const invalidToken = () => new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used: ask an owner for a new one');
+export const invalidToken = () => new AppError(400, 'INVALID_TOKEN', 'This link is invalid, expired or already used: ask for a new one');
+export const invalidInvitation = () => new AppError(400, 'INVALID_TOKEN', 'This invitation is invalid, expired, revoked or already accepted: ask the site\'s owner to send it again');
 export const forbidden = (message = 'Your role on this site does not allow this: an owner of the site may do it') => new AppError(403, 'FORBIDDEN', message);
 export const lastOwner = () => new AppError(409, 'CONFLICT', 'A site keeps at least one owner: make another member owner first');
 

@@ -1,6 +1,6 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
-import { accountTokens, memberships, sessions, sites, users } from '../db/schema.js';
+import { accountTokens, invitations, memberships, sessions, sites, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
 import { linkSpent, linkUsable, sessionEnded } from './rules.js';
@@ -105,4 +105,12 @@ export const sqliteAccounts: SyncAdapter<AccountPort, Executor> = {
       .where(and(eq(accountTokens.tokenHash, tokenHash), linkUsable(accountTokens, at)))
       .run().changes > 0,
   dropTokensOf: (tx, userId) => void tx.delete(accountTokens).where(eq(accountTokens.userId, userId)).run(),
+
+  insertInvitation: (tx, row) => guardTaken(() => tx.insert(invitations).values(row).run()),
+  invitationOf: (tx, siteId, email) => tx.select().from(invitations).where(and(eq(invitations.siteId, siteId), eq(invitations.email, email))).get(),
+  invitationById: (tx, siteId, invitationId) => tx.select().from(invitations).where(and(eq(invitations.siteId, siteId), eq(invitations.id, invitationId))).get(),
+  invitationByHash: (tx, tokenHash) => tx.select().from(invitations).where(eq(invitations.tokenHash, tokenHash)).get(),
+  renewInvitation: (tx, invitationId, change) => void tx.update(invitations).set(change).where(eq(invitations.id, invitationId)).run(),
+  deleteInvitation: (tx, invitationId) => tx.delete(invitations).where(eq(invitations.id, invitationId)).run().changes > 0,
+  invitationsOf: (tx, siteId) => tx.select().from(invitations).where(eq(invitations.siteId, siteId)).orderBy(desc(invitations.sentAt), asc(invitations.email)).all(),
 };

@@ -5,11 +5,15 @@ import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import {
   DEFAULT_LIFETIMES,
+  INVITATION_LIFETIME_MS,
   checkNewPassword,
   checkRole,
   forbidden,
   hashToken,
+  invalidInvitation,
   invalidToken,
+  invitationView,
+  newInvitationRow,
   lastOwner,
   needsTouch,
   newSessionRow,
@@ -20,6 +24,7 @@ import {
   sessionAlive,
   signInFailed,
   tokenUsable,
+  type InvitationView,
   type Member,
   type MemberSite,
   type Role,
@@ -28,7 +33,13 @@ import {
   type SessionView,
 } from './rules.js';
 
-export type { Member, MemberSite, Role, SessionAuth, SessionView };
+export type { InvitationView, Member, MemberSite, Role, SessionAuth, SessionView };
+
+/** An invitation just made or sent again: its token goes to the invited person only (mail, or an owner's link without mail). */
+export interface SentInvitation {
+  invitation: InvitationView;
+  token: string;
+}
 
 export interface AccountStoreOptions {
   lifetimes?: SessionLifetimes;
@@ -305,12 +316,132 @@ export class AccountStore {
     });
   }
 
-  /** A new reset link for a member of the site (a user without a password gets a setup link). */
-  resetLink(siteId: string, userId: string): Promise<string> {
+  // ---- invitations (owners invite; the person accepts) --------------------------------------
+
+  /**
+   * Invites an email to the site with a role: a new invitation, or the pending one sent again
+   * (a new token and a new week, the role as now given). Nothing about the email's account, if
+   * any, is looked at beyond whether it is already a member of this very site (409): the answer
+   * is the same for an email with an account elsewhere and for one with none.
+   */
+  invite(siteId: string, rawEmail: string, role: Role): Promise<SentInvitation> {
+    const email = normalizeEmail(rawEmail);
+    checkRole(role);
     const now = new Date(this.now());
     return this.db.write(function* () {
-      const { user } = yield* memberSteps(siteId, userId);
-      return yield* issueTokenSteps(user.id, user.passwordHash === null ? 'setup' : 'reset', now);
+      if (!(yield* ask('sites', 'find', siteId))) throw notFound('site');
+      const user = yield* ask('accounts', 'userByEmail', email);
+      if (user && (yield* ask('accounts', 'roleOn', user.id, siteId)) !== undefined) throw conflict(`${email} is already a member of this site`);
+      const token = newToken();
+      const existing = yield* ask('accounts', 'invitationOf', siteId, email);
+      if (existing) {
+        const change = { role, tokenHash: hashToken(token), sentAt: now, expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS) };
+        yield* ask('accounts', 'renewInvitation', existing.id, change);
+        return { invitation: invitationView({ ...existing, ...change }, now.getTime()), token };
+      }
+      const row = newInvitationRow(siteId, email, role, hashToken(token), now);
+      yield* guardTaken(() => ask('accounts', 'insertInvitation', row), () => conflict(`${email} was invited by someone else meanwhile: see the pending invitations`));
+      return { invitation: invitationView(row, now.getTime()), token };
+    });
+  }
+
+  /** Sends a pending (or expired) invitation again: a new token (the old link stops working) and a new week. */
+  resendInvitation(siteId: string, invitationId: string): Promise<SentInvitation> {
+    const now = new Date(this.now());
+    return this.db.write(function* () {
+      const row = yield* ask('accounts', 'invitationById', siteId, invitationId);
+      if (!row) throw notFound('invitation');
+      const token = newToken();
+      const change = { role: row.role, tokenHash: hashToken(token), sentAt: now, expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS) };
+      yield* ask('accounts', 'renewInvitation', row.id, change);
+      return { invitation: invitationView({ ...row, ...change }, now.getTime()), token };
+    });
+  }
+
+  /** Revokes an invitation: its link stops working. */
+  async revokeInvitation(siteId: string, invitationId: string): Promise<void> {
+    await this.db.write(function* () {
+      const row = yield* ask('accounts', 'invitationById', siteId, invitationId);
+      if (!row || !(yield* ask('accounts', 'deleteInvitation', row.id))) throw notFound('invitation');
+    });
+  }
+
+  async listInvitations(siteId: string): Promise<InvitationView[]> {
+    const now = this.now();
+    return (await this.db.read(() => ask('accounts', 'invitationsOf', siteId))).map((row) => invitationView(row, now));
+  }
+
+  /** The invitation of a token, still good (else 400 INVALID_TOKEN): its email, site and role. */
+  async invitationFor(token: string): Promise<{ id: string; email: string; siteId: string; role: Role }> {
+    const row = await this.db.read(() => ask('accounts', 'invitationByHash', hashToken(token)));
+    if (!row || this.now() >= row.expiresAt.getTime()) throw invalidInvitation();
+    return { id: row.id, email: row.email, siteId: row.siteId, role: row.role as Role };
+  }
+
+  /**
+   * Accepts an invitation with its token. Signed in (`auth`): the session's user must be the
+   * invited email (403 otherwise); the membership is added and the session moves to the site.
+   * Not signed in, with `password`: an email with an account signs in with that account's own
+   * password (401 with sign-in's message when wrong; nothing is ever set or reset), and an
+   * email without one gets a new account with this password, on this one site. The invitation
+   * is used once (of two requests at once, one wins).
+   */
+  async acceptInvitation(token: string, input: { auth?: SessionAuth; password?: string }): Promise<NewSession | SessionAuth> {
+    const invitation = await this.invitationFor(token);
+    const { lifetimes } = this;
+    const now = new Date(this.now());
+    const join = function* (userId: string): Steps<void> {
+      if (!(yield* ask('accounts', 'deleteInvitation', invitation.id))) throw invalidInvitation();
+      // Already a member (the CLI added them meanwhile): the invitation is spent all the same.
+      if ((yield* ask('accounts', 'roleOn', userId, invitation.siteId)) === undefined) {
+        yield* guardTaken(() => ask('accounts', 'insertMembership', { userId, siteId: invitation.siteId, role: invitation.role, createdAt: now }), () => conflict('You joined this site meanwhile'));
+      }
+    };
+    const { auth, password } = input;
+    if (auth) {
+      if (auth.email !== invitation.email) throw forbidden('This invitation is for another email address: sign out, then open the link again');
+      return this.db.write(function* () {
+        yield* join(auth.userId);
+        const sites = yield* ask('accounts', 'sitesOf', auth.userId);
+        const site = sites.find((s) => s.id === invitation.siteId)!;
+        yield* ask('accounts', 'setSessionSite', auth.sessionId, site.id);
+        return { ...auth, site: { id: site.id, name: site.name, handle: site.handle }, role: site.role };
+      });
+    }
+    if (password === undefined) throw validationError('password is required unless you are signed in as the invited person', [{ path: '/body/password', message: 'is required' }]);
+    const user = await this.db.read(() => ask('accounts', 'userByEmail', invitation.email));
+    if (user) {
+      // An account exists: its own password signs in; nothing is set.
+      if (!(await verifyPassword(user.passwordHash, password))) throw signInFailed();
+      return this.db.write(function* () {
+        yield* join(user.id);
+        return yield* startSessionSteps(user, invitation.siteId, now, lifetimes);
+      });
+    }
+    const passwordHash = await hashPassword(checkNewPassword(password));
+    return this.db.write(function* () {
+      const row = { ...newUserRow(invitation.email, now), passwordHash, passwordChangedAt: now };
+      yield* guardTaken(() => ask('accounts', 'insertUser', row), () => conflict('An account for this email was made meanwhile: sign in, then open the link again'));
+      yield* join(row.id);
+      return yield* startSessionSteps(row, invitation.siteId, now, lifetimes);
+    });
+  }
+
+  /**
+   * A reset link for the person who asked for one by email ("Forgot password?"): null when the
+   * email has no account, or belongs to no site (no session could start). Answers the site to
+   * send the mail on behalf of (the user's first).
+   */
+  async forgotPassword(rawEmail: string): Promise<{ token: string; email: string; siteId: string } | null> {
+    const email = rawEmail.trim().toLowerCase();
+    const now = new Date(this.now());
+    return this.db.write(function* () {
+      const user = yield* ask('accounts', 'userByEmail', email);
+      if (!user) return null;
+      const [site] = yield* ask('accounts', 'sitesOf', user.id);
+      if (!site) return null;
+      const token = yield* issueTokenSteps(user.id, user.passwordHash === null ? 'setup' : 'reset', now);
+      return { token, email: user.email, siteId: site.id };
     });
   }
 

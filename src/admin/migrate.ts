@@ -68,6 +68,7 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.memberships, pg: pg.memberships, key: ['userId', 'siteId'] },
   { sqlite: lite.sessions, pg: pg.sessions, key: ['id'] },
   { sqlite: lite.accountTokens, pg: pg.accountTokens, key: ['tokenHash'] },
+  { sqlite: lite.invitations, pg: pg.invitations, key: ['id'] },
   // Stats, and the day's salts and visitor hashes (a reader of today is not counted twice after the move).
   { sqlite: lite.analyticsDays, pg: pg.analyticsDays, key: ['siteId', 'day'] },
   { sqlite: lite.analyticsPages, pg: pg.analyticsPages, key: ['siteId', 'day', 'page'] },

@@ -634,6 +634,46 @@ export interface paths {
         patch: operations["updateProfile"];
         trace?: never;
     };
+    "/api/v1/auth/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation to a site (its link's token): join it and sign in
+         * @description Signed in as the invited email: the site is added to the account and the session moves to it (403 for another email). Not signed in: `password` is the account's own for an email that has one (401 when wrong, counted as a failed sign-in; nothing is set), or the new password of a new account. 400 INVALID_TOKEN for an expired, revoked or used invitation.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link by mail
+         * @description Answers 202 with the same message for any email, whether it has an account or not. The link goes to the address only (valid 24 hours, once), and never in an answer. Without mail set up (SMTP_URL), nothing is sent: the service's operator prints a link with `blog-admin user reset-password`.
+         */
+        post: operations["forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/password": {
         parameters: {
             query?: never;
@@ -658,12 +698,49 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The site's staff users and their roles */
+        /** The site's staff users and their roles, and the invitations not accepted yet */
         get: operations["listUsers"];
         put?: never;
-        /** Add a user to the site (a new user gets a one-time setup link) */
+        /**
+         * Invite someone to the site with a role (they join when they accept)
+         * @description The same answer whether or not the email has an account anywhere. With mail set up (SMTP_URL) the invitation is mailed and `inviteUrl` is null; without, `inviteUrl` is the link to hand to the person. Inviting an email with a pending invitation sends it again. 409 when the email is already a member of this site.
+         */
         post: operations["addUser"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an invitation again: a new link (the old one stops working), valid 7 days */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invitation: its link stops working */
+        delete: operations["revokeInvitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -679,29 +756,12 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a user from the site (their sessions on it end) */
+        /** Remove a user from the site (their sessions on it end; their other sites and their account are untouched) */
         delete: operations["removeUser"];
         options?: never;
         head?: never;
         /** Change a user's role on the site (a site keeps one owner) */
         patch: operations["updateUser"];
-        trace?: never;
-    };
-    "/api/v1/users/{id}/reset": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A one-time link for the user to set a new password */
-        post: operations["resetUserPassword"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
     "/api/v1/keys": {
@@ -6680,6 +6740,219 @@ export interface operations {
             };
         };
     };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "the token after #token= in the invitation link",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The token of the invitation link (after #token=) */
+                    token: string;
+                    /** @description Without a session: the new password (an email without an account) or the account's own (an email with one) */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            session: {
+                                user: {
+                                    id: string;
+                                    email: string;
+                                    /** @description The name readers see on their posts */
+                                    displayName: string | null;
+                                };
+                                site: {
+                                    id: string;
+                                    name: string;
+                                    handle: string;
+                                };
+                                /**
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                 * @enum {string}
+                                 */
+                                role: "owner" | "editor" | "author" | "contributor";
+                                /** @description Every site of the user */
+                                sites: {
+                                    id: string;
+                                    name: string;
+                                    handle: string;
+                                    /**
+                                     * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                     * @enum {string}
+                                     */
+                                    role: "owner" | "editor" | "author" | "contributor";
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "owner@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     changePassword: {
         parameters: {
             query?: never;
@@ -6810,8 +7083,36 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 createdAt: string;
-                                /** @description Whether the user has set a password (else a setup link is pending) */
-                                active: boolean;
+                            }[];
+                            /** @description Invitations not accepted yet */
+                            invitations: {
+                                id: string;
+                                email: string;
+                                /**
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                 * @enum {string}
+                                 */
+                                role: "owner" | "editor" | "author" | "contributor";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                sentAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * @description `expired` after 7 days: send it again for a new week
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "expired";
                             }[];
                         };
                     };
@@ -6909,7 +7210,7 @@ export interface operations {
                         success: true;
                         data: {
                             message: string;
-                            user: {
+                            invitation: {
                                 id: string;
                                 email: string;
                                 /**
@@ -6922,11 +7223,221 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 createdAt: string;
-                                /** @description Whether the user has set a password (else a setup link is pending) */
-                                active: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                sentAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * @description `expired` after 7 days: send it again for a new week
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "expired";
                             };
-                            /** @description A one-time link (24 hours) for a new user to set a password; null for a user who has one */
-                            setupUrl: string | null;
+                            /** @description Whether the invitation was mailed to the address (SMTP_URL set) */
+                            mailed: boolean;
+                            /** @description Without mail only: the invitation link to hand to the person. It makes a membership only when accepted, with a new password for an email without an account, or after signing in with the account's own password. Null when mailed. */
+                            inviteUrl: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            invitation: {
+                                id: string;
+                                email: string;
+                                /**
+                                 * @description `owner`: everything, including keys, users, webhooks and site settings; `editor`: every post, knowledge, generation, batches, tasks, stats; `author`: writes, publishes and deletes their own posts; `contributor`: writes their own drafts and submits them for review (cannot publish, schedule or delete a published post)
+                                 * @enum {string}
+                                 */
+                                role: "owner" | "editor" | "author" | "contributor";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                sentAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * @description `expired` after 7 days: send it again for a new week
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "expired";
+                            };
+                            /** @description Whether the invitation was mailed to the address (SMTP_URL set) */
+                            mailed: boolean;
+                            /** @description Without mail only: the invitation link to hand to the person. It makes a membership only when accepted, with a new password for an email without an account, or after signing in with the account's own password. Null when mailed. */
+                            inviteUrl: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
                         };
                     };
                 };
@@ -7117,92 +7628,7 @@ export interface operations {
                                  * @description ISO 8601 UTC with milliseconds
                                  */
                                 createdAt: string;
-                                /** @description Whether the user has set a password (else a setup link is pending) */
-                                active: boolean;
                             };
-                        };
-                    };
-                };
-            };
-            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before sending again */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed per window (per API key; per client address on public routes) */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Default Response */
-            "4XX": {
-                headers: {
-                    /** @description Requests allowed per window (per API key; per client address on public routes) */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Default Response */
-            "5XX": {
-                headers: {
-                    /** @description Requests allowed per window (per API key; per client address on public routes) */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    resetUserPassword: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Requests allowed per window (per API key; per client address on public routes) */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            message: string;
-                            /** @description A one-time link, valid 24 hours */
-                            setupUrl: string;
                         };
                     };
                 };

@@ -75,6 +75,7 @@ export const users = pgTableOf(tables.users);
 export const memberships = pgTableOf(tables.memberships);
 export const sessions = pgTableOf(tables.sessions);
 export const accountTokens = pgTableOf(tables.accountTokens);
+export const invitations = pgTableOf(tables.invitations);
 export const media = pgTableOf(tables.media);
 export const analyticsDays = pgTableOf(tables.analyticsDays);
 export const analyticsPages = pgTableOf(tables.analyticsPages);

@@ -473,6 +473,30 @@ export const accountTokens = defineTable(
 );
 
 /**
+ * Invitations to a site: a membership is made only when the invited person accepts with the
+ * token (only its hash is stored). One per site and email; sending again replaces its token and
+ * expiry. Accepted or revoked, the row goes.
+ */
+export const invitations = defineTable(
+  'invitations',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    // Folded to lower case, as users' emails.
+    email: text('email').notNull(),
+    role: text('role').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    // When it was last sent (re-sending moves it, and the expiry with it).
+    sentAt: timestamp('sent_at').notNull(),
+    expiresAt: timestamp('expires_at').notNull(),
+  },
+  (t) => [uniqueIndex('invitations_token_hash_unique').on(t.tokenHash), uniqueIndex('invitations_site_email_unique').on(t.siteId, t.email)],
+);
+
+/**
  * Images of a site's media library. Each is stored as its original (rotated upright, metadata
  * removed, at most 2,000 px wide) and variants at narrower widths, under
  * `<site_id>/media/<id>/<file>`, file names carrying a hash of the content (served immutable).

@@ -36,21 +36,41 @@ export const User = Type.Object({
   email: Type.String(),
   role: Role,
   createdAt: Timestamp,
-  active: Type.Boolean({ description: 'Whether the user has set a password (else a setup link is pending)' }),
 });
 
-export const UserListResponse = envelope(Type.Object({ users: Type.Array(User) }));
+export const Invitation = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Role,
+  createdAt: Timestamp,
+  sentAt: Timestamp,
+  expiresAt: Timestamp,
+  status: StringEnum(['pending', 'expired'], '`expired` after 7 days: send it again for a new week'),
+});
+
+export const UserListResponse = envelope(Type.Object({ users: Type.Array(User), invitations: Type.Array(Invitation, { description: 'Invitations not accepted yet' }) }));
 export const CreateUserBody = Type.Object({ email: Type.String({ maxLength: 320 }), role: Role }, { examples: [{ email: 'editor@example.com', role: 'editor' }] });
 export const PatchUserBody = Type.Object({ role: Role }, { examples: [{ role: 'owner' }] });
-export const UserCreatedResponse = envelope(
+export const InvitationSentResponse = envelope(
   Type.Object({
     message: Type.String(),
-    user: User,
-    setupUrl: Type.Union([Type.String(), Type.Null()], { description: 'A one-time link (24 hours) for a new user to set a password; null for a user who has one' }),
+    invitation: Invitation,
+    mailed: Type.Boolean({ description: 'Whether the invitation was mailed to the address (SMTP_URL set)' }),
+    inviteUrl: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Without mail only: the invitation link to hand to the person. It makes a membership only when accepted, with a new password for an email without an account, or after signing in with the account\'s own password. Null when mailed.',
+    }),
   }),
 );
 export const UserResponse = envelope(Type.Object({ message: Type.String(), user: User }));
-export const SetupUrlResponse = envelope(Type.Object({ message: Type.String(), setupUrl: Type.String({ description: 'A one-time link, valid 24 hours' }) }));
+export const AcceptBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200, description: 'The token of the invitation link (after #token=)' }),
+    password: Type.Optional(Type.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'Without a session: the new password (an email without an account) or the account\'s own (an email with one)' })),
+  },
+  { examples: [{ token: 'the token after #token= in the invitation link', password: 'correct horse battery' }] },
+);
+export const ForgotBody = Type.Object({ email: Type.String({ maxLength: 320 }) }, { examples: [{ email: 'owner@example.com' }] });
 
 export const ApiKey = Type.Object({
   id: Type.String(),

@@ -33,15 +33,22 @@ t.test('owner screens in Chromium', { skip: noChromium }, async (t) => {
   await page.getByLabel('Site', { exact: true }).selectOption(ctx.site.id);
   await nav.getByRole('link', { name: 'Users' }).waitFor();
 
-  // Users: invite (the setup link shows), change the role, remove.
+  // Users: invite (without mail, the invitation link shows and the invitation is pending), the
+  // person accepts, then change the role, remove.
   await nav.getByRole('link', { name: 'Users' }).click();
   await page.getByLabel('Email').fill('editor@example.com');
   await page.getByLabel('Role', { exact: true }).selectOption('editor');
   await page.getByRole('button', { name: 'Invite' }).click();
   const link = (await page.locator('code.secret').textContent())!;
-  t.match(link, /\/admin\/setup#token=\S+$/, 'the setup link is shown');
+  t.match(link, /\/admin\/accept#token=\S+$/, 'the invitation link is shown');
+  await page.locator('.invitations li', { hasText: 'editor@example.com' }).getByText('Pending').waitFor();
+  const accepted = await ctx.call({ method: 'POST', url: '/api/v1/auth/accept', key: null, payload: { token: new URL(link).hash.slice('#token='.length), password: 'the editor password' } });
+  t.equal(accepted.statusCode, 200, accepted.body);
+  await nav.getByRole('link', { name: 'Posts' }).click();
+  await nav.getByRole('link', { name: 'Users' }).click();
+  await page.getByText('No pending invitations.').waitFor();
   const row = page.locator('li', { hasText: 'editor@example.com' });
-  await row.getByText('Invited: no password yet').waitFor();
+  await row.getByText('Since').waitFor();
   await page.getByLabel('Role for editor@example.com').selectOption('owner');
   await page.getByText('editor@example.com', { exact: false }).first().waitFor();
   await waitFor(async () => {

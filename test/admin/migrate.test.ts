@@ -107,6 +107,8 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   // A staff user signed in (the first start's owner has a pending setup link): accounts are copied with their sessions.
   await ctx.app.accounts.addMember(ctx.site.id, 'editor@blog.example', 'editor', 'an editor password');
   await ctx.app.accounts.signIn('editor@blog.example', 'an editor password');
+  // And an invitation not accepted yet: it keeps working after the move.
+  await call('POST', '/api/v1/users', { email: 'invited@blog.example', role: 'editor' });
 
   // A webhook first, so that what follows queues deliveries.
   const hook = (await call('POST', '/api/v1/webhooks', { url: receiver.url, events: ['post.created', 'post.published', 'task.succeeded'], description: 'Front end' })).data.webhook;

@@ -72,11 +72,14 @@ const OPERATION_IDS = {
   'POST /api/v1/auth/setup': 'setUpPassword',
   'POST /api/v1/auth/password': 'changePassword',
   'PATCH /api/v1/auth/profile': 'updateProfile',
+  'POST /api/v1/auth/accept': 'acceptInvitation',
+  'POST /api/v1/auth/forgot': 'forgotPassword',
   'GET /api/v1/users': 'listUsers',
   'POST /api/v1/users': 'addUser',
   'PATCH /api/v1/users/{id}': 'updateUser',
   'DELETE /api/v1/users/{id}': 'removeUser',
-  'POST /api/v1/users/{id}/reset': 'resetUserPassword',
+  'POST /api/v1/users/invitations/{id}/resend': 'resendInvitation',
+  'DELETE /api/v1/users/invitations/{id}': 'revokeInvitation',
   'GET /api/v1/keys': 'listKeys',
   'POST /api/v1/keys': 'createKey',
   'DELETE /api/v1/keys/{id}': 'revokeKey',
@@ -88,7 +91,7 @@ const OPERATION_IDS = {
 /** Actions that take no body (POST because they change something). */
 const BODYLESS = new Set([
   'POST /api/v1/auth/sign-out',
-  'POST /api/v1/users/{id}/reset',
+  'POST /api/v1/users/invitations/{id}/resend',
   'POST /api/v1/keys',
   'POST /api/v1/posts/{id}/revisions/{revId}/restore', 'POST /api/v1/posts/{id}/review', 'POST /api/v1/posts/{id}/share',
   'POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);

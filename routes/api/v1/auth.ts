@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../src/errors.js';
 import { SESSION_COOKIE } from '../../../plugins/accounts.js';
 import { errorResponses } from '../../../src/schemas/common.js';
-import { ChangePasswordBody, MessageResponse, ProfileBody, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
+import { AcceptBody, ChangePasswordBody, ForgotBody, MessageResponse, ProfileBody, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
+import { deliverReset } from '../../../src/accounts/delivery.js';
+import { SignInThrottle } from '../../../src/accounts/rules.js';
 
 const tags = ['auth'];
 /** Routes of a person's own session: the cookie alone. */
@@ -126,6 +128,92 @@ export default async function authRoutes(fastify: FastifyInstance) {
     async (request) => {
       await app.accounts.setDisplayName(request.session!.userId, request.body.displayName);
       return { success: true as const, data: { session: await app.accounts.describe(request.session!) } };
+    },
+  );
+
+  app.post(
+    '/auth/accept',
+    {
+      schema: {
+        tags,
+        operationId: 'acceptInvitation',
+        summary: 'Accept an invitation to a site (its link\'s token): join it and sign in',
+        description:
+          'Signed in as the invited email: the site is added to the account and the session moves to it (403 for another email). Not signed in: `password` is the account\'s own for an email that has one (401 when wrong, counted as a failed sign-in; nothing is set), or the new password of a new account. 400 INVALID_TOKEN for an expired, revoked or used invitation.',
+        security: [],
+        body: AcceptBody,
+        response: { 200: SignedInResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      app.checkOrigin(request, false);
+      const cookie = request.cookies[SESSION_COOKIE];
+      const auth = cookie ? await app.accounts.authenticate(cookie) : undefined;
+      if (auth) {
+        const moved = await app.accounts.acceptInvitation(request.body.token, { auth });
+        const session = 'token' in moved ? moved.auth : moved;
+        request.log.info({ userId: session.userId, siteId: session.site.id }, 'invitation accepted');
+        return { success: true as const, data: { message: `You joined ${session.site.name}`, session: await app.accounts.describe(session) } };
+      }
+      // Not signed in: a password is checked (or set for a new account), throttled as sign-in is.
+      const { email } = await app.accounts.invitationFor(request.body.token);
+      const throttle = app.signInThrottle;
+      const retryAfter = throttle.retryAfter(email, request.ip);
+      if (retryAfter > 0) {
+        reply.header('Retry-After', String(retryAfter));
+        throw new AppError(429, 'RATE_LIMITED', `Too many failed sign-ins: try again in ${retryAfter} s`, { retryAfter });
+      }
+      let accepted;
+      try {
+        accepted = await app.accounts.acceptInvitation(request.body.token, { password: request.body.password });
+      } catch (error) {
+        if (error instanceof AppError && error.statusCode === 401) {
+          throttle.fail(email, request.ip);
+          request.log.warn({ email, address: request.ip }, 'invitation: sign-in failed');
+        }
+        throw error;
+      }
+      const session = accepted as Exclude<typeof accepted, { sessionId: string }>;
+      request.log.info({ userId: session.auth.userId, siteId: session.auth.site.id }, 'invitation accepted');
+      app.setSessionCookie(request, reply, session);
+      return { success: true as const, data: { message: `You joined ${session.auth.site.name}`, session: await app.accounts.describe(session.auth) } };
+    },
+  );
+
+  // At most 3 reset mails per email and 20 per address an hour: a stranger cannot flood a mailbox.
+  const forgotLimit = new SignInThrottle({ perEmail: 3, perAddress: 20, windowMs: 60 * 60_000 });
+  app.post(
+    '/auth/forgot',
+    {
+      schema: {
+        tags,
+        operationId: 'forgotPassword',
+        summary: 'Ask for a password reset link by mail',
+        description:
+          'Answers 202 with the same message for any email, whether it has an account or not. The link goes to the address only (valid 24 hours, once), and never in an answer. Without mail set up (SMTP_URL), nothing is sent: the service\'s operator prints a link with `blog-admin user reset-password`.',
+        security: [],
+        body: ForgotBody,
+        response: { 202: MessageResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      app.checkOrigin(request, false);
+      const email = request.body.email.trim().toLowerCase();
+      const { mail } = app;
+      if (mail.configured && forgotLimit.retryAfter(email, request.ip) === 0) {
+        forgotLimit.fail(email, request.ip);
+        // After the answer: whether the email has an account must not show in its timing.
+        setImmediate(() => {
+          app.accounts
+            .forgotPassword(email)
+            .then((found) => (found ? deliverReset({ mail, serviceBaseUrl: app.serviceBaseUrl, log: request.log }, found) : undefined))
+            .catch((error: unknown) => request.log.error({ err: error }, 'could not queue a reset mail'));
+        });
+      }
+      const message = mail.configured
+        ? 'If this email has an account, a link to set a new password is on its way to it (valid 24 hours).'
+        : 'Mail is not set up on this service: ask its operator for a reset link (blog-admin user reset-password).';
+      return reply.code(202).send({ success: true, data: { message } });
     },
   );
 

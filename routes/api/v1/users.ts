@@ -1,12 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { setupUrl } from '../../../src/accounts/rules.js';
-import { CreateUserBody, MessageResponse, PatchUserBody, SetupUrlResponse, UserCreatedResponse, UserListResponse, UserResponse } from '../../../src/schemas/accounts.js';
+import { deliverInvitation } from '../../../src/accounts/delivery.js';
+import { CreateUserBody, InvitationSentResponse, MessageResponse, PatchUserBody, UserListResponse, UserResponse } from '../../../src/schemas/accounts.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 
 const tags = ['users'];
 
-/** The staff of the current site: owners only (or an API key). */
+/**
+ * The staff of the current site: owners only (or an API key). People join by accepting an
+ * invitation; no answer here ever carries a link that sets a password, nor tells whether an
+ * email has an account.
+ */
 export default async function userRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
@@ -14,8 +18,11 @@ export default async function userRoutes(fastify: FastifyInstance) {
 
   app.get(
     '/users',
-    { schema: { tags, operationId: 'listUsers', summary: "The site's staff users and their roles", response: { 200: UserListResponse, ...errorResponses } } },
-    async (request) => ({ success: true as const, data: { users: await app.accounts.listMembers(request.site.id) } }),
+    { schema: { tags, operationId: 'listUsers', summary: "The site's staff users and their roles, and the invitations not accepted yet", response: { 200: UserListResponse, ...errorResponses } } },
+    async (request) => {
+      const [users, invitations] = await Promise.all([app.accounts.listMembers(request.site.id), app.accounts.listInvitations(request.site.id)]);
+      return { success: true as const, data: { users, invitations } };
+    },
   );
 
   app.post(
@@ -24,15 +31,42 @@ export default async function userRoutes(fastify: FastifyInstance) {
       schema: {
         tags,
         operationId: 'addUser',
-        summary: 'Add a user to the site (a new user gets a one-time setup link)',
+        summary: 'Invite someone to the site with a role (they join when they accept)',
+        description:
+          'The same answer whether or not the email has an account anywhere. With mail set up (SMTP_URL) the invitation is mailed and `inviteUrl` is null; without, `inviteUrl` is the link to hand to the person. Inviting an email with a pending invitation sends it again. 409 when the email is already a member of this site.',
         body: CreateUserBody,
-        response: { 201: UserCreatedResponse, ...errorResponses },
+        response: { 201: InvitationSentResponse, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const { user, setupToken, created } = await app.accounts.addMember(request.site.id, request.body.email, request.body.role);
-      const message = created ? 'User created: send them the setup link (valid 24 hours, once)' : setupToken ? 'User added to the site: send them the setup link' : 'User added to the site';
-      return reply.code(201).send({ success: true, data: { message, user, setupUrl: setupToken ? setupUrl(app.serviceBaseUrl, setupToken) : null } });
+      const sent = await app.accounts.invite(request.site.id, request.body.email, request.body.role);
+      return reply.code(201).send({ success: true, data: await deliverInvitation({ mail: app.mail, serviceBaseUrl: app.serviceBaseUrl, log: request.log }, request.site, sent) });
+    },
+  );
+
+  app.post(
+    '/users/invitations/:id/resend',
+    {
+      schema: {
+        tags,
+        operationId: 'resendInvitation',
+        summary: 'Send an invitation again: a new link (the old one stops working), valid 7 days',
+        params: IdParams,
+        response: { 200: InvitationSentResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const sent = await app.accounts.resendInvitation(request.site.id, request.params.id);
+      return { success: true as const, data: await deliverInvitation({ mail: app.mail, serviceBaseUrl: app.serviceBaseUrl, log: request.log }, request.site, sent) };
+    },
+  );
+
+  app.delete(
+    '/users/invitations/:id',
+    { schema: { tags, operationId: 'revokeInvitation', summary: 'Revoke an invitation: its link stops working', params: IdParams, response: { 200: MessageResponse, ...errorResponses } } },
+    async (request) => {
+      await app.accounts.revokeInvitation(request.site.id, request.params.id);
+      return { success: true as const, data: { message: 'Invitation revoked' } };
     },
   );
 
@@ -47,19 +81,19 @@ export default async function userRoutes(fastify: FastifyInstance) {
 
   app.delete(
     '/users/:id',
-    { schema: { tags, operationId: 'removeUser', summary: 'Remove a user from the site (their sessions on it end)', params: IdParams, response: { 200: MessageResponse, ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        operationId: 'removeUser',
+        summary: 'Remove a user from the site (their sessions on it end; their other sites and their account are untouched)',
+        params: IdParams,
+        response: { 200: MessageResponse, ...errorResponses },
+      },
+    },
     async (request) => {
       await app.accounts.removeMember(request.site.id, request.params.id);
       return { success: true as const, data: { message: 'User removed from the site' } };
     },
   );
-
-  app.post(
-    '/users/:id/reset',
-    { schema: { tags, operationId: 'resetUserPassword', summary: 'A one-time link for the user to set a new password', params: IdParams, response: { 200: SetupUrlResponse, ...errorResponses } } },
-    async (request) => {
-      const token = await app.accounts.resetLink(request.site.id, request.params.id);
-      return { success: true as const, data: { message: 'Send the user this link (valid 24 hours, once)', setupUrl: setupUrl(app.serviceBaseUrl, token) } };
-    },
-  );
 }
+
