@@ -1,9 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import type { AppGenerator } from '../../src/generation/service.js';
 import type { GenerationResult } from '../../src/generation/types.js';
-import { buildTestApp, waitFor, type TestApp } from '../helpers/app.js';
+import { buildTestApp, fixturesDir, waitFor, type TestApp } from '../helpers/app.js';
 import { jobRows } from '../helpers/job-rows.js';
+import { multipart } from '../helpers/multipart.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
 import { startReceiver, type Receipt } from '../helpers/receiver.js';
 
@@ -25,6 +28,10 @@ postgresTests(() => {
     const ctx = await buildTestApp(t, { DATABASE_URL: url, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_BASE_MS: '50' });
     t.equal(ctx.app.backend.kind, 'postgres');
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    // A source for every topic: an outline (no source) would stay a draft whatever the status.
+    const form = multipart([{ name: 'file', filename: 'water-butt-guide.md', content: fs.readFileSync(path.join(fixturesDir, 'grounding-second', 'water-butt-guide.md')), contentType: 'text/markdown' }]);
+    t.equal((await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers })).statusCode, 201);
+    await ctx.app.indexer.whenIdle();
     const hook = (await ctx.call({ method: 'POST', url: '/api/v1/webhooks', payload: { url: receiver.url, events: ['post.created', 'task.succeeded'] } })).json().data.webhook;
 
     const batch = await ctx.call({
@@ -32,7 +39,11 @@ postgresTests(() => {
       url: '/api/v1/posts/batch',
       payload: {
         defaults: { category: 'Brewing', tags: ['coffee'], length: 'short' },
-        posts: [{ topic: 'Espresso basics', status: 'PUBLISHED' }, { topic: 'Secret menu', status: 'UNLISTED' }, { topic: 'Draft ideas', tags: ['ideas'] }],
+        posts: [
+          { topic: 'Collecting rainwater with a water butt', status: 'PUBLISHED' },
+          { topic: 'Choosing a water butt', status: 'UNLISTED' },
+          { topic: 'Keeping a water butt clean', tags: ['ideas'] },
+        ],
       },
     });
     t.equal(batch.statusCode, 202);
