@@ -288,7 +288,9 @@ t.test('the JSON the database builds for a post is postResource, for every kind 
     ids.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: body })).json().data.post.id);
   }
   ids.push((await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Only a title' } })).json().data.post.id);
-  const unlisted = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Unlisted', isDraft: false, visibility: 'unlisted' } })).json().data.post.id;
+  const unlisted = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Unlisted', isDraft: false } })).json().data.post.id;
+  // Create takes no visibility (an unknown field is refused): unlisted is set by PATCH.
+  t.equal((await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${unlisted}`, payload: { visibility: 'unlisted' } })).statusCode, 200);
   ids.push(unlisted);
   await ctx.call({ method: 'PUT', url: `/api/v1/posts/${ids[0]}` });
 

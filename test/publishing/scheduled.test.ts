@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { PUBLISH_POST } from '../../src/publishing/scheduled.js';
-import { BOOTSTRAP_KEY, buildTestApp, ISO_MS, onPostgres, startService, tempDataDir, waitFor, type Service, type TestApp } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, fixturesDir, ISO_MS, onPostgres, startService, tempDataDir, waitFor, type Service, type TestApp } from '../helpers/app.js';
+import { multipart } from '../helpers/multipart.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -150,10 +153,14 @@ t.test('a batch post with publishAt is written when its task is due and publishe
   });
   t.match(fromDefaults.json().error.details, [{ path: '/body/defaults/publishAt' }]);
 
+  // A source for the topic: an outline (no source) would stay a draft, publishAt or not.
+  const form = multipart([{ name: 'file', filename: 'water-butt-guide.md', content: fs.readFileSync(path.join(fixturesDir, 'grounding-second', 'water-butt-guide.md')), contentType: 'text/markdown' }]);
+  t.equal((await ctx.call({ method: 'POST', url: '/api/v1/knowledge', payload: form.payload, headers: form.headers })).statusCode, 201);
+  await ctx.app.indexer.whenIdle();
   const res = await ctx.call({
     method: 'POST',
     url: '/api/v1/posts/batch',
-    payload: { defaults: { status: 'PUBLISHED' }, posts: [{ topic: 'Espresso basics', scheduledFor: due.toISOString(), publishAt: publishAt.toISOString() }] },
+    payload: { defaults: { status: 'PUBLISHED' }, posts: [{ topic: 'Collecting rainwater with a water butt', scheduledFor: due.toISOString(), publishAt: publishAt.toISOString() }] },
   });
   t.equal(res.statusCode, 202);
   const [taskId] = res.json().data.taskIds;
