@@ -19,7 +19,7 @@ _blog_use_node24() {
   if [ ! -x "$home/bin/node" ]; then
     echo "Installing Node 24 from the npm registry into $cache" >&2
     mkdir -p "$cache" &&
-      (cd "$cache" && [ -f package.json ] || echo '{"private":true}' >package.json) &&
+      { [ -f "$cache/package.json" ] || echo '{"private":true}' >"$cache/package.json"; } &&
       npm install --prefix "$cache" --no-audit --no-fund --no-save --loglevel=error node@24 >&2 ||
       { echo "Could not install Node 24 from the npm registry" >&2; return 1; }
   fi
