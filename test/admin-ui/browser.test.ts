@@ -169,6 +169,8 @@ t.test('the admin UI in Chromium', { skip: noChromium }, async (t) => {
   await page.getByRole('button', { name: 'Schedule' }).click();
   const bar = page.getByRole('progressbar');
   await bar.waitFor();
+  // The bar shows as soon as the batch is known; its task count fills in from the live updates.
+  await page.waitForFunction(() => document.querySelector('[role="progressbar"]')?.getAttribute('aria-valuemax') === '3', undefined, { timeout: 30_000 }).catch(() => {});
   t.equal(await bar.getAttribute('aria-valuemax'), '3', 'the bar counts three tasks');
   await page.waitForFunction(() => document.querySelector('[role="progressbar"]')?.getAttribute('aria-valuenow') === '3', undefined, { timeout: 180_000 });
   t.equal(await bar.getAttribute('aria-valuenow'), '3', 'the bar reaches 3');
