@@ -58,7 +58,12 @@ export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
     if (message.type() === 'error') problems.push(`console error: ${message.text()} at ${message.location().url}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`));
+  page.on('requestfailed', (request) => {
+    // A fetch still running when the page moves on (a click to the next screen) is cancelled by
+    // the browser itself: net::ERR_ABORTED, not a failure of the service.
+    if (request.failure()?.errorText === 'net::ERR_ABORTED' && ['fetch', 'xhr'].includes(request.resourceType())) return;
+    problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`);
+  });
   page.on('request', (request) => requests.push(request.url()));
   page.on('dialog', (dialog) => {
     dialogs.push(`${dialog.type()}: ${dialog.message()}`);
