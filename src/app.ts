@@ -22,6 +22,7 @@ import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
 import publishingPlugin from '../plugins/publishing.js';
 import mailPlugin, { type MailPluginOptions } from '../plugins/mail.js';
+import newslettersPlugin from '../plugins/newsletters.js';
 import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import mediaPlugin from '../plugins/media.js';
 import openapiPlugin from '../plugins/openapi.js';
@@ -45,6 +46,7 @@ import rateLimitPlugin from '../plugins/rate-limit.js';
 import webhooksPlugin, { type WebhooksPluginOptions } from '../plugins/webhooks.js';
 import webhookRoutes from '../routes/api/v1/webhooks.js';
 import statsRoutes from '../routes/api/v1/stats.js';
+import subscriberRoutes from '../routes/api/v1/subscribers.js';
 import type { AppGenerator } from './generation/service.js';
 
 export interface AppOptions {
@@ -253,6 +255,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
   await app.register(publishingPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
   await app.register(mailPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.mail });
+  await app.register(newslettersPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
   await app.register(embeddingsPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.embeddings });
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).
@@ -273,6 +276,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
       await api.register(userRoutes);
       await api.register(keyRoutes);
       await api.register(statsRoutes);
+      await api.register(subscriberRoutes);
     },
     { prefix: '/api/v1' },
   );

@@ -99,6 +99,7 @@ export const WEBHOOK_EVENTS = [
   'task.failed',
   'knowledge.indexed',
   'knowledge.failed',
+  'newsletter.sent',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_WEBHOOKS_PER_SITE = 20;

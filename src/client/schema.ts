@@ -399,7 +399,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the site: name, description, handle, url, language, postsPerPage, timeZone */
+        /** Change the site: name, description, handle, url, language, postsPerPage, timeZone, newsletter */
         patch: operations["updateSite"];
         trace?: never;
     };
@@ -853,6 +853,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/subscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the site's newsletter subscribers, newest first */
+        get: operations["listSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscribers.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every subscriber of the site as CSV (email, status, consent_source, consented_at, created_at) */
+        get: operations["exportSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscribers/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import addresses from CSV as confirmed subscribers (multipart/form-data, one part named "file")
+         * @description The importer vouches for each address's consent (recorded as source `import`). Lines that are not an address, repeat an earlier line or are already subscribers are reported line by line and skipped; the rest are added in one transaction, all or none.
+         */
+        post: operations["importSubscribers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/subscribers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase a subscriber (the address is deleted, not kept as unsubscribed) */
+        delete: operations["deleteSubscriber"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/newsletter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The progress of a post's newsletter
+         * @description A post is mailed once, when it is first published (if the site has newsletters on and the post does not opt out with `sendNewsletter: false`).
+         */
+        get: operations["getPostNewsletter"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/content/v1/sites/{handle}/posts": {
         parameters: {
             query?: never;
@@ -1269,6 +1360,8 @@ export interface operations {
                                 generatorProvider: ("ollama" | "builtin") | (never | null);
                                 /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
                                 generatorModel: string | null;
+                                /** @description Whether the first publication mails the post to subscribers */
+                                sendNewsletter: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1377,6 +1470,8 @@ export interface operations {
                     /** @description The id of an image of the site's media library, shown with the post; null removes it */
                     featureImage?: string | null;
                     featureImageAlt?: string | null;
+                    /** @description Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on) */
+                    sendNewsletter?: boolean;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -1965,6 +2060,8 @@ export interface operations {
                                 generatorProvider: ("ollama" | "builtin") | (never | null);
                                 /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
                                 generatorModel: string | null;
+                                /** @description Whether the first publication mails the post to subscribers */
+                                sendNewsletter: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2237,6 +2334,8 @@ export interface operations {
                     /** @description The id of an image of the site's media library, shown with the post; null removes it */
                     featureImage?: string | null;
                     featureImageAlt?: string | null;
+                    /** @description Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on) */
+                    sendNewsletter?: boolean;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -2296,6 +2395,8 @@ export interface operations {
                                 generatorProvider: ("ollama" | "builtin") | (never | null);
                                 /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
                                 generatorModel: string | null;
+                                /** @description Whether the first publication mails the post to subscribers */
+                                sendNewsletter: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2523,6 +2624,8 @@ export interface operations {
                                 generatorProvider: ("ollama" | "builtin") | (never | null);
                                 /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
                                 generatorModel: string | null;
+                                /** @description Whether the first publication mails the post to subscribers */
+                                sendNewsletter: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2941,6 +3044,8 @@ export interface operations {
                                 generatorProvider: ("ollama" | "builtin") | (never | null);
                                 /** @description The Ollama model that wrote it (null for the built-in writer or a person's post) */
                                 generatorModel: string | null;
+                                /** @description Whether the first publication mails the post to subscribers */
+                                sendNewsletter: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -4736,6 +4841,17 @@ export interface operations {
                                 postsPerPage: number;
                                 /** @description IANA time zone name (default UTC): the days of the site's stats */
                                 timeZone: string;
+                                /** @description Newsletter settings */
+                                newsletter: {
+                                    /** @description Readers may subscribe, and first publications are mailed to confirmed subscribers */
+                                    enabled: boolean;
+                                    /** @description The From name of newsletter mails (the site's name when null) */
+                                    senderName: string | null;
+                                    /** @description The Reply-To address of newsletter mails */
+                                    replyTo: string | null;
+                                    /** @description A line at the foot of every newsletter mail */
+                                    footer: string | null;
+                                };
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -4839,6 +4955,13 @@ export interface operations {
                     postsPerPage?: number;
                     /** @description IANA time zone name, such as UTC or Europe/Berlin */
                     timeZone?: string;
+                    /** @description Newsletter settings to change */
+                    newsletter?: {
+                        enabled?: boolean;
+                        senderName?: string | null;
+                        replyTo?: string | null;
+                        footer?: string | null;
+                    };
                 };
             };
         };
@@ -4873,6 +4996,17 @@ export interface operations {
                                 postsPerPage: number;
                                 /** @description IANA time zone name (default UTC): the days of the site's stats */
                                 timeZone: string;
+                                /** @description Newsletter settings */
+                                newsletter: {
+                                    /** @description Readers may subscribe, and first publications are mailed to confirmed subscribers */
+                                    enabled: boolean;
+                                    /** @description The From name of newsletter mails (the site's name when null) */
+                                    senderName: string | null;
+                                    /** @description The Reply-To address of newsletter mails */
+                                    replyTo: string | null;
+                                    /** @description A line at the foot of every newsletter mail */
+                                    footer: string | null;
+                                };
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -4986,6 +5120,17 @@ export interface operations {
                                 postsPerPage: number;
                                 /** @description IANA time zone name (default UTC): the days of the site's stats */
                                 timeZone: string;
+                                /** @description Newsletter settings */
+                                newsletter: {
+                                    /** @description Readers may subscribe, and first publications are mailed to confirmed subscribers */
+                                    enabled: boolean;
+                                    /** @description The From name of newsletter mails (the site's name when null) */
+                                    senderName: string | null;
+                                    /** @description The Reply-To address of newsletter mails */
+                                    replyTo: string | null;
+                                    /** @description A line at the foot of every newsletter mail */
+                                    footer: string | null;
+                                };
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -5093,7 +5238,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5205,8 +5350,8 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL the events are POSTed to; redirects are not followed */
                     url: string;
-                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed */
-                    events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent */
+                    events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
@@ -5236,7 +5381,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5354,7 +5499,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5539,8 +5684,8 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL the events are POSTed to; redirects are not followed */
                     url?: string;
-                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed */
-                    events?: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent */
+                    events?: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                     description?: string | null;
                     /** @description true re-enables a disabled endpoint and clears its failure record */
                     enabled?: boolean;
@@ -5570,7 +5715,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5686,7 +5831,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5811,7 +5956,7 @@ export interface operations {
                                 /** Format: uuid */
                                 webhookId: string;
                                 /** @enum {string} */
-                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed";
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent";
                                 /** @enum {string} */
                                 status: "pending" | "succeeded" | "failed";
                                 attempts: number;
@@ -5964,7 +6109,7 @@ export interface operations {
                                 /** Format: uuid */
                                 webhookId: string;
                                 /** @enum {string} */
-                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed";
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent";
                                 /** @enum {string} */
                                 status: "pending" | "succeeded" | "failed";
                                 attempts: number;
@@ -8231,6 +8376,495 @@ export interface operations {
                                 views: number;
                                 /** @description The sum of each day's visitors (a reader on two days counts twice) */
                                 visitors: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listSubscribers: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                status?: "pending" | "active" | "unsubscribed" | "bouncing";
+                /** @description Part of the address */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            subscribers: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description Folded to lower case */
+                                email: string;
+                                /**
+                                 * @description `pending` until confirmed; only `active` addresses receive posts; `bouncing` after 3 permanent refusals
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "active" | "unsubscribed" | "bouncing";
+                                /**
+                                 * @description How consent was given: the public form, the content API, or an import by staff
+                                 * @enum {string}
+                                 */
+                                consentSource: "form" | "api" | "import";
+                                /** @description When the address was confirmed (or imported) */
+                                consentedAt: string | (never | null);
+                                bounces: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                updatedAt: string;
+                            }[];
+                            /** @description Subscribers of the site by status (whatever the filter) */
+                            counts: {
+                                pending: number;
+                                active: number;
+                                unsubscribed: number;
+                                bouncing: number;
+                            };
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                            site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    exportSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One line per subscriber, UTF-8, CRLF line ends */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    importSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description multipart/form-data with exactly one part, named "file" */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description CSV, UTF-8: a column named `email` (or the addresses in the first column), one address a line, at most 50,000
+                     */
+                    file: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            /** @description Addresses added as active subscribers (consent vouched for by the importer) */
+                            imported: number;
+                            /** @description Lines not imported, in order */
+                            problems: {
+                                /** @description Line of the file, from 1 (the header is line 1) */
+                                line: number;
+                                email: string;
+                                /**
+                                 * @description `invalid`: not an address; `duplicate`: earlier in the file; `exists`: already a subscriber
+                                 * @enum {string}
+                                 */
+                                reason: "invalid" | "duplicate" | "exists";
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteSubscriber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            subscriberId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPostNewsletter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            newsletter: {
+                                /**
+                                 * @description `none`: the post has no newsletter (not published yet, newsletters off, or opted out)
+                                 * @enum {string}
+                                 */
+                                status: "none" | "sending" | "sent";
+                                /** @description Confirmed subscribers when the post was first published */
+                                recipients: number;
+                                sent: number;
+                                /** @description Given up after repeated temporary failures */
+                                failed: number;
+                                /** @description Refused for good by the receiving server */
+                                bounced: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                finishedAt: string | null;
                             };
                         };
                     };

@@ -85,3 +85,6 @@ export const analyticsVisitors = pgTableOf(tables.analyticsVisitors);
 export const spamGuardKeys = pgTableOf(tables.spamGuardKeys);
 export const spamGuardChallenges = pgTableOf(tables.spamGuardChallenges);
 export const spamGuardWindows = pgTableOf(tables.spamGuardWindows);
+export const subscribers = pgTableOf(tables.subscribers);
+export const newsletterSends = pgTableOf(tables.newsletterSends);
+export const newsletterRecipients = pgTableOf(tables.newsletterRecipients);

@@ -52,3 +52,10 @@ export type InvitationRow = typeof invitations.$inferSelect;
 export type MediaRow = typeof media.$inferSelect;
 export type PostRevisionRow = typeof postRevisions.$inferSelect;
 export type PendingChangeRow = typeof postPendingChanges.$inferSelect;
+
+export const subscribers = sqliteTableOf(tables.subscribers);
+export const newsletterSends = sqliteTableOf(tables.newsletterSends);
+export const newsletterRecipients = sqliteTableOf(tables.newsletterRecipients);
+export type SubscriberRow = typeof subscribers.$inferSelect;
+export type NewsletterSendRow = typeof newsletterSends.$inferSelect;
+export type NewsletterRecipientRow = typeof newsletterRecipients.$inferSelect;

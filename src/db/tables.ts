@@ -1,3 +1,9 @@
+import {
+  NEWSLETTER_RECIPIENT_STATUSES,
+  NEWSLETTER_SEND_STATUSES,
+  SUBSCRIBER_STATUSES,
+  SUBSCRIBER_SOURCES,
+} from '../newsletters/statuses.js';
 import { IMAGE_FORMATS, JOB_STATUSES, type ImageVariant, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
 import {
   bigInteger,
@@ -40,6 +46,12 @@ export const sites = defineTable(
     // cached per version, so a write invalidates them at once, on every instance.
     contentVersion: integer('content_version').notNull().default(0),
     contentUpdatedAt: timestamp('content_updated_at'),
+    // Newsletters (src/newsletters): off until the owner turns them on; the sender's name (the
+    // site's name when null), a Reply-To address and a footer line every newsletter mail carries.
+    newsletterEnabled: boolean('newsletter_enabled').notNull().default(false),
+    newsletterSenderName: text('newsletter_sender_name'),
+    newsletterReplyTo: text('newsletter_reply_to'),
+    newsletterFooter: text('newsletter_footer'),
     createdAt: timestamp('created_at').notNull(),
   },
   (t) => [uniqueIndex('sites_handle_unique').on(t.handle)],
@@ -98,6 +110,8 @@ export const posts = defineTable(
     // The content rendered to HTML for readers, once per version of the post (null until first needed).
     html: text('html'),
     readingTime: integer('reading_time'),
+    // Whether the post's first publication mails it to the site's subscribers (when its newsletters are on).
+    sendNewsletter: boolean('send_newsletter').notNull().default(true),
     createdAt: timestamp('created_at').notNull(),
     updatedAt: timestamp('updated_at').notNull(),
   },
@@ -630,4 +644,88 @@ export const spamGuardWindows = defineTable(
     count: integer('count').notNull(),
   },
   (t) => [index('spam_guard_windows_start_idx').on(t.windowStart)],
+);
+
+/*
+ * Newsletters (src/newsletters): a site's subscribers, and one send per published post with a
+ * row per recipient, so that a send stopped anywhere resumes where it was.
+ */
+
+/**
+ * A reader's address on a site (folded to lower case). `pending` until the confirmation link is
+ * followed (its token kept only as a hash, until `confirm_expires_at`); `bouncing` after
+ * BOUNCES_TO_STOP permanent refusals. The unsubscribe token is in every mail's links.
+ */
+export const subscribers = defineTable(
+  'subscribers',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    status: text('status', { enum: SUBSCRIBER_STATUSES }).notNull(),
+    // How consent was given (the form, the JSON API, an import by staff) and when.
+    consentSource: text('consent_source', { enum: SUBSCRIBER_SOURCES }).notNull(),
+    consentedAt: timestamp('consented_at'),
+    unsubscribeToken: text('unsubscribe_token').notNull(),
+    confirmTokenHash: text('confirm_token_hash'),
+    confirmExpiresAt: timestamp('confirm_expires_at'),
+    // The last confirmation mail: at most one an hour per address.
+    confirmSentAt: timestamp('confirm_sent_at'),
+    bounces: integer('bounces').notNull().default(0),
+    createdAt: timestamp('created_at').notNull(),
+    updatedAt: timestamp('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('subscribers_site_email_unique').on(t.siteId, t.email),
+    uniqueIndex('subscribers_unsubscribe_token_unique').on(t.unsubscribeToken),
+    uniqueIndex('subscribers_confirm_token_unique').on(t.confirmTokenHash),
+    index('subscribers_site_status_idx').on(t.siteId, t.status, t.createdAt),
+  ],
+);
+
+/** A post's newsletter: at most one per post, ever (its key), with its counts. */
+export const newsletterSends = defineTable(
+  'newsletter_sends',
+  {
+    postId: text('post_id')
+      .primaryKey()
+      .references(() => posts.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: NEWSLETTER_SEND_STATUSES }).notNull(),
+    recipients: integer('recipients').notNull(),
+    createdAt: timestamp('created_at').notNull(),
+    finishedAt: timestamp('finished_at'),
+  },
+  (t) => [index('newsletter_sends_site_idx').on(t.siteId, t.createdAt)],
+);
+
+/**
+ * One recipient of a send: `pending` (due at `next_attempt_at`), `sending` while a worker holds
+ * it (`claimed_by` until `claimed_until`), then `sent`, `failed` or `bounced`. The address is
+ * copied, so a subscriber erased meanwhile is never mailed (their row goes with them).
+ */
+export const newsletterRecipients = defineTable(
+  'newsletter_recipients',
+  {
+    postId: text('post_id')
+      .notNull()
+      .references(() => newsletterSends.columns.postId, { onDelete: 'cascade' }),
+    subscriberId: text('subscriber_id')
+      .notNull()
+      .references(() => subscribers.columns.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    unsubscribeToken: text('unsubscribe_token').notNull(),
+    status: text('status', { enum: NEWSLETTER_RECIPIENT_STATUSES }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at').notNull(),
+    claimedBy: text('claimed_by'),
+    claimedUntil: timestamp('claimed_until'),
+    lastError: text('last_error'),
+    sentAt: timestamp('sent_at'),
+  },
+  (t) => [primaryKey({ columns: [t.postId, t.subscriberId] }), index('newsletter_recipients_claim_idx').on(t.postId, t.status, t.nextAttemptAt), index('newsletter_recipients_subscriber_idx').on(t.subscriberId)],
 );

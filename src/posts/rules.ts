@@ -46,6 +46,8 @@ export interface PostInput {
   featureImage?: string | null;
   /** The feature image's alt text for this post (the image's own alt text when null). */
   featureImageAlt?: string | null;
+  /** Whether the first publication mails the post to the site's subscribers (default true; only while the site's newsletters are on). */
+  sendNewsletter?: boolean;
 }
 
 export interface PostOrigin {

@@ -35,6 +35,7 @@ export const POST_MEMBERS = {
   previewToken: 'hidden',
   html: 'hidden',
   readingTime: 'hidden',
+  sendNewsletter: 'boolean',
   createdAt: 'time',
   updatedAt: 'time',
 } as const satisfies { [K in keyof PostRow]-?: MemberKind } & { cta: 'null' };

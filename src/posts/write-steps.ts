@@ -107,6 +107,7 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
     previewToken: null,
     html: null,
     readingTime: null,
+    sendNewsletter: input.sendNewsletter ?? true,
     createdAt: now,
     updatedAt: now,
   };
@@ -134,7 +135,7 @@ export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<W
 export function checkPatch(patch: PostPatch, limits: TextLimits): void {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt, featureImage, featureImageAlt');
+    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt, featureImage, featureImageAlt, sendNewsletter');
   }
   checkStorableText(patch, limits);
 }
@@ -174,6 +175,7 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
   if (patch.visibility !== undefined) changes.visibility = patch.visibility;
   if (patch.featureImage !== undefined) changes.featureImage = yield* featureImageOf(siteId, patch.featureImage);
   if (patch.featureImageAlt !== undefined) changes.featureImageAlt = optional(patch.featureImageAlt);
+  if (patch.sendNewsletter !== undefined) changes.sendNewsletter = patch.sendNewsletter;
   if (patch.isDraft !== undefined) {
     changes.isDraft = patch.isDraft;
     if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;

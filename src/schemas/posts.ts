@@ -31,6 +31,9 @@ const editableFields = {
     Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { description: "The id of an image of the site's media library, shown with the post; null removes it" }),
   ),
   featureImageAlt: OptionalText(MAX_ALT_LENGTH),
+  sendNewsletter: Type.Optional(
+    Type.Boolean({ description: "Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on)" }),
+  ),
   publishAt: Type.Optional(
     Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description: 'ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.',
@@ -106,6 +109,7 @@ export const PostDetail = Type.Object({
   reviewRequestedAt: Type.Union([Timestamp, Type.Null()], { description: 'When a contributor submitted the draft for review; null when not asked (or published since)' }),
   generatorProvider: Type.Union([StringEnum(['ollama', 'builtin']), Type.Null()], { description: 'Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client' }),
   generatorModel: Type.Union([Type.String(), Type.Null()], { description: "The Ollama model that wrote it (null for the built-in writer or a person's post)" }),
+  sendNewsletter: Type.Boolean({ description: 'Whether the first publication mails the post to subscribers' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

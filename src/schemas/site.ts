@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_HANDLE_LENGTH, MAX_POSTS_PER_PAGE, MAX_SITE_DESCRIPTION_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH } from '../limits.js';
+import { MAX_NEWSLETTER_FOOTER_LENGTH, MAX_SENDER_NAME_LENGTH } from '../sites/rules.js';
 import { NullableString, StringEnum, envelope } from './common.js';
 
 /** A site's settings as GET and PATCH /api/v1/site answer them. */
@@ -12,6 +13,15 @@ export const SiteSettings = Type.Object({
   language: Type.String({ description: 'BCP 47 tag of the pages' }),
   postsPerPage: Type.Integer(),
   timeZone: Type.String({ description: 'IANA time zone name (default UTC): the days of the site\'s stats' }),
+  newsletter: Type.Object(
+    {
+      enabled: Type.Boolean({ description: 'Readers may subscribe, and first publications are mailed to confirmed subscribers' }),
+      senderName: Type.Union([Type.String(), Type.Null()], { description: "The From name of newsletter mails (the site's name when null)" }),
+      replyTo: Type.Union([Type.String(), Type.Null()], { description: 'The Reply-To address of newsletter mails' }),
+      footer: Type.Union([Type.String(), Type.Null()], { description: 'A line at the foot of every newsletter mail' }),
+    },
+    { description: 'Newsletter settings' },
+  ),
   publicUrl: Type.String({ description: 'Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle>' }),
   domain: Type.Union(
     [
@@ -41,6 +51,17 @@ export const PatchSiteBody = Type.Object(
     language: Type.Optional(Type.String({ minLength: 2, maxLength: 35 })),
     postsPerPage: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_POSTS_PER_PAGE })),
     timeZone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name, such as UTC or Europe/Berlin' })),
+    newsletter: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          senderName: Type.Optional(Type.Union([Type.String({ maxLength: MAX_SENDER_NAME_LENGTH }), Type.Null()])),
+          replyTo: Type.Optional(Type.Union([Type.String({ maxLength: 254 }), Type.Null()])),
+          footer: Type.Optional(Type.Union([Type.String({ maxLength: MAX_NEWSLETTER_FOOTER_LENGTH }), Type.Null()])),
+        },
+        { minProperties: 1, description: 'Newsletter settings to change' },
+      ),
+    ),
   },
   { minProperties: 1, examples: [{ name: 'Travel Notes', handle: 'travel', url: 'https://travel.example.com', language: 'en-GB', postsPerPage: 10, timeZone: 'Europe/London' }] },
 );

@@ -11,6 +11,7 @@ import {
   RESERVED_SLUGS,
 } from '../limits.js';
 import { slugify } from '../text/slug.js';
+import { normalizeEmail } from '../newsletters/rules.js';
 import { hostnameOf, newDomainToken } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
 import type { ApiKeyInfo, AuthenticatedKey, SiteRef } from './port.js';
@@ -34,7 +35,27 @@ export interface SiteSettingsPatch {
   postsPerPage?: number;
   /** IANA time zone name: the days of the site's analytics. */
   timeZone?: string;
+  /** Newsletters: on or off, the sender's name, a Reply-To address, a footer line. */
+  newsletter?: NewsletterSettingsPatch;
 }
+
+export interface NewsletterSettingsPatch {
+  enabled?: boolean;
+  senderName?: string | null;
+  replyTo?: string | null;
+  footer?: string | null;
+}
+
+/** A site's newsletter settings as the API shows them. */
+export const newsletterSettings = (site: Site) => ({
+  enabled: site.newsletterEnabled,
+  senderName: site.newsletterSenderName,
+  replyTo: site.newsletterReplyTo,
+  footer: site.newsletterFooter,
+});
+
+export const MAX_SENDER_NAME_LENGTH = 100;
+export const MAX_NEWSLETTER_FOOTER_LENGTH = 1000;
 
 // One-shot hashing (every request hashes its key): a third of createHash's cost.
 export const hashKey = (key: string) => hash('sha256', key, 'hex');
@@ -71,6 +92,10 @@ export function newSite(name: string, handle: string, now: Date): Site {
     timeZone: 'UTC',
     contentVersion: 0,
     contentUpdatedAt: null,
+    newsletterEnabled: false,
+    newsletterSenderName: null,
+    newsletterReplyTo: null,
+    newsletterFooter: null,
     createdAt: now,
   };
 }
@@ -130,7 +155,7 @@ export const handleTaken = (handle: string) => conflict(`The handle "${handle}" 
 /** Refuses a patch that changes nothing, before any transaction begins. */
 export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage, timeZone');
+    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage, timeZone, newsletter');
   }
 }
 
@@ -198,6 +223,7 @@ export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: D
     }
     changes.postsPerPage = patch.postsPerPage;
   }
+  if (patch.newsletter !== undefined) Object.assign(changes, newsletterChanges(patch.newsletter));
   if (patch.timeZone !== undefined) {
     const timeZone = canonicalTimeZone(patch.timeZone);
     if (!timeZone) throw invalid('timeZone', 'must be an IANA time zone name such as UTC or Europe/Berlin');
@@ -205,6 +231,31 @@ export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: D
   }
   // Every setting shows on the pages (name, language, addresses): cached pages are stale.
   return Object.assign(changes, { contentVersion: current.contentVersion + 1, contentUpdatedAt: now });
+}
+
+/** The columns a newsletter settings patch changes. */
+function newsletterChanges(patch: NewsletterSettingsPatch): Partial<Site> {
+  const changes: Partial<Site> = {};
+  const text = (field: string, value: string | null, max: number) => {
+    const trimmed = value?.trim() || null;
+    if (trimmed && trimmed.length > max) throw invalid(`newsletter/${field}`, `must be at most ${max} characters`);
+    if (trimmed && !isWellFormed(trimmed)) throw invalid(`newsletter/${field}`, 'must be well-formed Unicode (no lone surrogates)');
+    return trimmed;
+  };
+  if (patch.enabled !== undefined) changes.newsletterEnabled = patch.enabled;
+  if (patch.senderName !== undefined) {
+    const name = text('senderName', patch.senderName, MAX_SENDER_NAME_LENGTH);
+    // A name goes into a From header: no line breaks, no angle brackets or quotes to confuse it.
+    if (name && /[\r\n<>"]/.test(name)) throw invalid('newsletter/senderName', 'must not hold line breaks, angle brackets or quotes');
+    changes.newsletterSenderName = name;
+  }
+  if (patch.replyTo !== undefined) {
+    const replyTo = patch.replyTo === null || patch.replyTo.trim() === '' ? null : normalizeEmail(patch.replyTo);
+    if (replyTo === null && patch.replyTo !== null && patch.replyTo.trim() !== '') throw invalid('newsletter/replyTo', 'must be an email address');
+    changes.newsletterReplyTo = replyTo;
+  }
+  if (patch.footer !== undefined) changes.newsletterFooter = text('footer', patch.footer, MAX_NEWSLETTER_FOOTER_LENGTH);
+  return changes;
 }
 
 /** The IANA time zone `name` as Intl spells it (Europe/Berlin for europe/berlin), or null when Intl knows no such zone. */

@@ -11,6 +11,7 @@ import type { MediaStore } from '../media/store.js';
 import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 import type { AnalyticsStore } from '../analytics/store.js';
 import type { SpamGuard, SpamGuardOptions } from '../spam-guard/guard.js';
+import type { NewsletterStore, NewsletterStoreOptions } from '../newsletters/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -42,4 +43,6 @@ export interface Stores {
   media: MediaStore;
   /** The spam guard of public forms, with the configuration's difficulty and limits. */
   spamGuard(options: SpamGuardOptions): SpamGuard;
+  /** Subscribers of each site and the newsletters of its posts, with the plugin's options (clock). */
+  newsletters(options: NewsletterStoreOptions): NewsletterStore;
 }

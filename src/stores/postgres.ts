@@ -23,6 +23,8 @@ import { JobQueue } from '../jobs/store.js';
 import { postgresWebhooks } from '../webhooks/postgres.js';
 import { WebhookStore } from '../webhooks/store.js';
 import { postgresAnalytics } from '../analytics/postgres.js';
+import { postgresNewsletters } from '../newsletters/postgres.js';
+import { NewsletterStore } from '../newsletters/store.js';
 import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
@@ -43,6 +45,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   media: postgresMedia,
   analytics: postgresAnalytics,
   spamGuard: postgresSpamGuard,
+  newsletters: postgresNewsletters,
 };
 
 /**
@@ -119,5 +122,6 @@ export function postgresStores(handle: PostgresHandle): Stores {
     webhooks: (options) => new WebhookStore(db, options, afterCommit),
     media: new MediaStore(db),
     spamGuard: (options) => new SpamGuard(db, options),
+    newsletters: (options) => new NewsletterStore(db, options, { soleWorker: false }),
   };
 }

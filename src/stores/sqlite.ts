@@ -22,6 +22,8 @@ import { JobQueue } from '../jobs/store.js';
 import { sqliteWebhooks } from '../webhooks/sqlite.js';
 import { WebhookStore } from '../webhooks/store.js';
 import { sqliteAnalytics } from '../analytics/sqlite.js';
+import { sqliteNewsletters } from '../newsletters/sqlite.js';
+import { NewsletterStore } from '../newsletters/store.js';
 import { AnalyticsStore } from '../analytics/store.js';
 import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sqlite.js';
 import { knowledgeStores } from '../knowledge/store.js';
@@ -42,6 +44,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   media: sqliteMedia,
   analytics: sqliteAnalytics,
   spamGuard: sqliteSpamGuard,
+  newsletters: sqliteNewsletters,
 };
 
 /** Every store, on SQLite. */
@@ -69,5 +72,6 @@ export function sqliteStores(handle: DbHandle): Stores {
     webhooks: (options) => new WebhookStore(db, options, sqliteAfterCommit),
     media: new MediaStore(db),
     spamGuard: (options) => new SpamGuard(db, options),
+    newsletters: (options) => new NewsletterStore(db, options, { soleWorker: true }),
   };
 }

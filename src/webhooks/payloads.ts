@@ -48,6 +48,7 @@ const EDITS: Record<keyof PostRow, boolean> = {
   previewToken: false,
   html: false,
   readingTime: false,
+  sendNewsletter: true,
   createdAt: false,
   updatedAt: false,
 };

@@ -235,6 +235,13 @@ export class WebhookStore {
     yield* this.emit(yield* ask('webhooks', 'subscribed', file.siteId), file.siteId, type, { knowledge: knowledgeResource(file) }, file.updatedAt);
   }
 
+  /** A post's newsletter was sent to all its recipients (steps inside the transaction that finishes it). */
+  *newsletterSent(siteId: string, newsletter: { postId: string } & Record<string, unknown>): Steps<void> {
+    const hooks = yield* ask('webhooks', 'subscribed', siteId);
+    if (hooks.length === 0) return;
+    yield* this.emit(hooks, siteId, 'newsletter.sent', { newsletter }, new Date(this.now()));
+  }
+
   // ---- attempts --------------------------------------------------------------------------
 
   /** What an attempt job sends, or why it sends nothing (deleted, retried by another job, disabled). */

@@ -250,7 +250,7 @@ t.test('site settings: GET and PATCH /api/v1/site, a custom domain, the admin CL
   const ctx = await buildTestApp(t);
   const other = await ctx.addSite('Second blog');
   const site = (await ctx.call({ method: 'GET', url: '/api/v1/site' })).json().data.site;
-  t.same(site, { id: ctx.site.id, name: 'My Blog', description: null, handle: 'my-blog', url: null, language: 'en', postsPerPage: 10, timeZone: 'UTC', publicUrl: 'http://localhost:3000/sites/my-blog', domain: null });
+  t.same(site, { id: ctx.site.id, name: 'My Blog', description: null, handle: 'my-blog', url: null, language: 'en', postsPerPage: 10, timeZone: 'UTC', newsletter: { enabled: false, senderName: null, replyTo: null, footer: null }, publicUrl: 'http://localhost:3000/sites/my-blog', domain: null });
   t.equal(await handleOf(ctx, other.key), 'second-blog', 'a handle from the name');
 
   const patched = await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { url: 'https://Blog.Example.com/', language: 'en-GB', description: 'Notes', postsPerPage: 5 } });

@@ -53,6 +53,7 @@ const post = (over: Partial<PostRow> = {}): PostRow => ({
   previewToken: null,
   html: null,
   readingTime: null,
+  sendNewsletter: true,
   createdAt: new Date(T0),
   updatedAt: new Date(T0),
   ...over,

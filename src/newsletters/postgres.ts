@@ -1,0 +1,173 @@
+import { and, asc, count, desc, eq, gt, inArray, like, lt, lte, min, or, sql } from 'drizzle-orm';
+import { newsletterRecipients, newsletterSends, subscribers } from '../db/pg-schema.js';
+import type { PgExecutor } from '../db/postgres.js';
+import type { AsyncAdapter } from '../db/steps.js';
+import type { NewsletterPort } from './port.js';
+import { likePattern } from './sqlite.js';
+import { SUBSCRIBER_STATUSES } from './statuses.js';
+
+/*
+ * The newsletter store's statements as PostgreSQL spells them. Several instances may share the
+ * database: a claim takes recipients with `FOR UPDATE SKIP LOCKED` in one statement, so two
+ * instances never hold the same recipient, and every settle checks the claim is still its own.
+ */
+
+// Well under PostgreSQL's 65,535 parameters per statement (a subscriber row has 13 columns).
+const ROWS_PER_INSERT = 2000;
+
+export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
+  async subscriberByEmail(tx, siteId, email, lock) {
+    const query = tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), eq(subscribers.email, email)));
+    const [row] = lock ? await query.for('update') : await query;
+    return row;
+  },
+  async subscriberById(tx, siteId, subscriberId) {
+    const [row] = await tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), eq(subscribers.id, subscriberId)));
+    return row;
+  },
+  async subscriberByConfirmHash(tx, hash, lock) {
+    const query = tx.select().from(subscribers).where(eq(subscribers.confirmTokenHash, hash));
+    const [row] = lock ? await query.for('update') : await query;
+    return row;
+  },
+  async subscriberByUnsubscribeToken(tx, token, lock) {
+    const query = tx.select().from(subscribers).where(eq(subscribers.unsubscribeToken, token));
+    const [row] = lock ? await query.for('update') : await query;
+    return row;
+  },
+  async insertSubscribers(tx, rows) {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await tx.insert(subscribers).values(rows.slice(i, i + ROWS_PER_INSERT));
+  },
+  async updateSubscriber(tx, subscriberId, changes) {
+    await tx.update(subscribers).set(changes).where(eq(subscribers.id, subscriberId));
+  },
+  async deleteSubscriber(tx, siteId, subscriberId) {
+    const deleted = await tx.delete(subscribers).where(and(eq(subscribers.siteId, siteId), eq(subscribers.id, subscriberId)));
+    return (deleted.rowCount ?? 0) > 0;
+  },
+  async subscriberPage(tx, siteId, status, q, offset, limit) {
+    const where = and(eq(subscribers.siteId, siteId), status ? eq(subscribers.status, status) : undefined, q ? like(subscribers.email, sql`${likePattern(q)} escape '\\'`) : undefined);
+    const [[counted], rows] = await Promise.all([
+      tx.select({ n: count() }).from(subscribers).where(where),
+      tx.select().from(subscribers).where(where).orderBy(desc(subscribers.createdAt), asc(subscribers.id)).limit(limit).offset(offset),
+    ]);
+    return { total: counted!.n, rows };
+  },
+  async subscriberCounts(tx, siteId) {
+    const counts = Object.fromEntries(SUBSCRIBER_STATUSES.map((status) => [status, 0])) as Record<(typeof SUBSCRIBER_STATUSES)[number], number>;
+    for (const { status, n } of await tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status)) counts[status] = n;
+    return counts;
+  },
+  subscribersAfter: (tx, siteId, afterId, limit) =>
+    tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), gt(subscribers.id, afterId)))
+      .orderBy(asc(subscribers.id))
+      .limit(limit),
+  async existingEmails(tx, siteId, emails) {
+    const found: string[] = [];
+    for (let i = 0; i < emails.length; i += ROWS_PER_INSERT) {
+      const rows = await tx
+        .select({ email: subscribers.email })
+        .from(subscribers)
+        .where(and(eq(subscribers.siteId, siteId), inArray(subscribers.email, emails.slice(i, i + ROWS_PER_INSERT))));
+      found.push(...rows.map((row) => row.email));
+    }
+    return found;
+  },
+  async purgeExpired(tx, before) {
+    const deleted = await tx.delete(subscribers).where(and(eq(subscribers.status, 'pending'), lt(subscribers.confirmExpiresAt, new Date(before))));
+    return deleted.rowCount ?? 0;
+  },
+  async countBounce(tx, subscriberId, threshold, now) {
+    await tx
+      .update(subscribers)
+      .set({
+        bounces: sql`${subscribers.bounces} + 1`,
+        status: sql`case when ${subscribers.bounces} + 1 >= ${threshold} and ${subscribers.status} = 'active' then 'bouncing' else ${subscribers.status} end`,
+        updatedAt: new Date(now),
+      })
+      .where(eq(subscribers.id, subscriberId));
+  },
+
+  async insertSend(tx, row) {
+    const inserted = await tx.insert(newsletterSends).values(row).onConflictDoNothing();
+    return (inserted.rowCount ?? 0) > 0;
+  },
+  async insertRecipients(tx, siteId, postId, now) {
+    const inserted = await tx.execute(sql`insert into newsletter_recipients (post_id, subscriber_id, email, unsubscribe_token, status, attempts, next_attempt_at)
+      select ${postId}, id, email, unsubscribe_token, 'pending', 0, ${new Date(now).toISOString()}::timestamptz from subscribers where site_id = ${siteId} and status = 'active'`);
+    return inserted.rowCount ?? 0;
+  },
+  async setRecipients(tx, postId, recipients) {
+    await tx.update(newsletterSends).set({ recipients }).where(eq(newsletterSends.postId, postId));
+  },
+  async send(tx, siteId, postId) {
+    const [row] = await tx
+      .select()
+      .from(newsletterSends)
+      .where(and(eq(newsletterSends.siteId, siteId), eq(newsletterSends.postId, postId)));
+    return row;
+  },
+  async sendCounts(tx, postId) {
+    const counts = { pending: 0, sending: 0, sent: 0, failed: 0, bounced: 0 };
+    const rows = await tx.select({ status: newsletterRecipients.status, n: count() }).from(newsletterRecipients).where(eq(newsletterRecipients.postId, postId)).groupBy(newsletterRecipients.status);
+    for (const { status, n } of rows) counts[status] = n;
+    return counts;
+  },
+  claimRecipients(tx, postId, owner, limit, now, until, takeAll) {
+    const r = newsletterRecipients;
+    const at = new Date(now);
+    // One statement: the subquery locks the due recipients, skipping those another instance is claiming at this moment.
+    const due = tx
+      .select({ subscriberId: r.subscriberId })
+      .from(r)
+      .where(and(eq(r.postId, postId), or(and(eq(r.status, 'pending'), lte(r.nextAttemptAt, at)), and(eq(r.status, 'sending'), takeAll ? sql`${r.claimedBy} <> ${owner}` : lt(r.claimedUntil, at)))))
+      .orderBy(asc(r.nextAttemptAt))
+      .limit(limit)
+      .for('update', { skipLocked: true });
+    return tx
+      .update(r)
+      .set({ status: 'sending', claimedBy: owner, claimedUntil: new Date(until), attempts: sql`${r.attempts} + 1` })
+      .where(and(eq(r.postId, postId), inArray(r.subscriberId, due)))
+      .returning();
+  },
+  async extendClaims(tx, postId, owner, until) {
+    const r = newsletterRecipients;
+    await tx
+      .update(r)
+      .set({ claimedUntil: new Date(until) })
+      .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
+  },
+  async settleRecipient(tx, postId, subscriberId, owner, changes) {
+    const r = newsletterRecipients;
+    const settled = await tx
+      .update(r)
+      .set({ ...changes, claimedBy: null, claimedUntil: null })
+      .where(and(eq(r.postId, postId), eq(r.subscriberId, subscriberId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
+    return (settled.rowCount ?? 0) > 0;
+  },
+  async nextDue(tx, postId) {
+    const r = newsletterRecipients;
+    const [[pending], [claimed]] = await Promise.all([
+      tx.select({ at: min(r.nextAttemptAt) }).from(r).where(and(eq(r.postId, postId), eq(r.status, 'pending'))),
+      tx.select({ at: min(r.claimedUntil) }).from(r).where(and(eq(r.postId, postId), eq(r.status, 'sending'))),
+    ]);
+    const times = [pending?.at ?? null, claimed?.at ?? null].filter((at): at is Date => at !== null).map((at) => at.getTime());
+    return times.length ? Math.min(...times) : null;
+  },
+  async finishSend(tx, postId, now) {
+    const finished = await tx
+      .update(newsletterSends)
+      .set({ status: 'sent', finishedAt: new Date(now) })
+      .where(and(eq(newsletterSends.postId, postId), eq(newsletterSends.status, 'sending')));
+    return (finished.rowCount ?? 0) > 0;
+  },
+};

@@ -1,0 +1,162 @@
+import { and, asc, count, desc, eq, gt, inArray, like, lt, min, or, sql } from 'drizzle-orm';
+import type { Executor } from '../db/sqlite.js';
+import { newsletterRecipients, newsletterSends, subscribers } from '../db/schema.js';
+import type { SyncAdapter } from '../db/steps.js';
+import type { NewsletterPort } from './port.js';
+import { SUBSCRIBER_STATUSES } from './statuses.js';
+
+/*
+ * The newsletter store's statements as SQLite spells them: one writer at a time, so no locks;
+ * a claim is one UPDATE ... RETURNING.
+ */
+
+// SQLite binds at most 32,766 parameters; a subscriber row has 13 columns.
+const ROWS_PER_INSERT = 500;
+
+/** `%`, `_` and `\` of the searched text match themselves. */
+export const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
+  subscriberByEmail: (tx, siteId, email) =>
+    tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), eq(subscribers.email, email)))
+      .get(),
+  subscriberById: (tx, siteId, subscriberId) =>
+    tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), eq(subscribers.id, subscriberId)))
+      .get(),
+  subscriberByConfirmHash: (tx, hash) => tx.select().from(subscribers).where(eq(subscribers.confirmTokenHash, hash)).get(),
+  subscriberByUnsubscribeToken: (tx, token) => tx.select().from(subscribers).where(eq(subscribers.unsubscribeToken, token)).get(),
+  insertSubscribers(tx, rows) {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) tx.insert(subscribers).values(rows.slice(i, i + ROWS_PER_INSERT)).run();
+  },
+  updateSubscriber(tx, subscriberId, changes) {
+    tx.update(subscribers).set(changes).where(eq(subscribers.id, subscriberId)).run();
+  },
+  deleteSubscriber: (tx, siteId, subscriberId) =>
+    tx
+      .delete(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), eq(subscribers.id, subscriberId)))
+      .run().changes > 0,
+  subscriberPage(tx, siteId, status, q, offset, limit) {
+    const where = and(eq(subscribers.siteId, siteId), status ? eq(subscribers.status, status) : undefined, q ? like(subscribers.email, sql`${likePattern(q)} escape '\\'`) : undefined);
+    const total = tx.select({ n: count() }).from(subscribers).where(where).get()!.n;
+    const rows = tx.select().from(subscribers).where(where).orderBy(desc(subscribers.createdAt), asc(subscribers.id)).limit(limit).offset(offset).all();
+    return { total, rows };
+  },
+  subscriberCounts(tx, siteId) {
+    const counts = Object.fromEntries(SUBSCRIBER_STATUSES.map((status) => [status, 0])) as Record<(typeof SUBSCRIBER_STATUSES)[number], number>;
+    for (const { status, n } of tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status).all()) counts[status] = n;
+    return counts;
+  },
+  subscribersAfter: (tx, siteId, afterId, limit) =>
+    tx
+      .select()
+      .from(subscribers)
+      .where(and(eq(subscribers.siteId, siteId), gt(subscribers.id, afterId)))
+      .orderBy(asc(subscribers.id))
+      .limit(limit)
+      .all(),
+  existingEmails(tx, siteId, emails) {
+    const found: string[] = [];
+    for (let i = 0; i < emails.length; i += ROWS_PER_INSERT) {
+      const rows = tx
+        .select({ email: subscribers.email })
+        .from(subscribers)
+        .where(and(eq(subscribers.siteId, siteId), inArray(subscribers.email, emails.slice(i, i + ROWS_PER_INSERT))))
+        .all();
+      found.push(...rows.map((row) => row.email));
+    }
+    return found;
+  },
+  purgeExpired: (tx, before) =>
+    tx
+      .delete(subscribers)
+      .where(and(eq(subscribers.status, 'pending'), lt(subscribers.confirmExpiresAt, new Date(before))))
+      .run().changes,
+  countBounce(tx, subscriberId, threshold, now) {
+    tx.update(subscribers)
+      .set({
+        bounces: sql`${subscribers.bounces} + 1`,
+        status: sql`case when ${subscribers.bounces} + 1 >= ${threshold} and ${subscribers.status} = 'active' then 'bouncing' else ${subscribers.status} end`,
+        updatedAt: new Date(now),
+      })
+      .where(eq(subscribers.id, subscriberId))
+      .run();
+  },
+
+  insertSend: (tx, row) => tx.insert(newsletterSends).values(row).onConflictDoNothing().run().changes > 0,
+  insertRecipients: (tx, siteId, postId, now) =>
+    tx.run(sql`insert into newsletter_recipients (post_id, subscriber_id, email, unsubscribe_token, status, attempts, next_attempt_at)
+      select ${postId}, id, email, unsubscribe_token, 'pending', 0, ${now} from subscribers where site_id = ${siteId} and status = 'active'`).changes,
+  setRecipients(tx, postId, recipients) {
+    tx.update(newsletterSends).set({ recipients }).where(eq(newsletterSends.postId, postId)).run();
+  },
+  send: (tx, siteId, postId) =>
+    tx
+      .select()
+      .from(newsletterSends)
+      .where(and(eq(newsletterSends.siteId, siteId), eq(newsletterSends.postId, postId)))
+      .get(),
+  sendCounts(tx, postId) {
+    const counts = { pending: 0, sending: 0, sent: 0, failed: 0, bounced: 0 };
+    const rows = tx.select({ status: newsletterRecipients.status, n: count() }).from(newsletterRecipients).where(eq(newsletterRecipients.postId, postId)).groupBy(newsletterRecipients.status).all();
+    for (const { status, n } of rows) counts[status] = n;
+    return counts;
+  },
+  claimRecipients(tx, postId, owner, limit, now, until, takeAll) {
+    const r = newsletterRecipients;
+    const at = new Date(now);
+    const due = tx
+      .select({ subscriberId: r.subscriberId })
+      .from(r)
+      .where(
+        and(
+          eq(r.postId, postId),
+          or(and(eq(r.status, 'pending'), sql`${r.nextAttemptAt} <= ${now}`), and(eq(r.status, 'sending'), takeAll ? sql`${r.claimedBy} <> ${owner}` : lt(r.claimedUntil, at))),
+        ),
+      )
+      .orderBy(asc(r.nextAttemptAt))
+      .limit(limit);
+    return tx
+      .update(r)
+      .set({ status: 'sending', claimedBy: owner, claimedUntil: new Date(until), attempts: sql`${r.attempts} + 1` })
+      .where(and(eq(r.postId, postId), inArray(r.subscriberId, due)))
+      .returning()
+      .all();
+  },
+  extendClaims(tx, postId, owner, until) {
+    const r = newsletterRecipients;
+    tx.update(r)
+      .set({ claimedUntil: new Date(until) })
+      .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')))
+      .run();
+  },
+  settleRecipient(tx, postId, subscriberId, owner, changes) {
+    const r = newsletterRecipients;
+    return (
+      tx
+        .update(r)
+        .set({ ...changes, claimedBy: null, claimedUntil: null })
+        .where(and(eq(r.postId, postId), eq(r.subscriberId, subscriberId), eq(r.claimedBy, owner), eq(r.status, 'sending')))
+        .run().changes > 0
+    );
+  },
+  nextDue(tx, postId) {
+    const r = newsletterRecipients;
+    const pending = tx.select({ at: min(r.nextAttemptAt) }).from(r).where(and(eq(r.postId, postId), eq(r.status, 'pending'))).get()?.at ?? null;
+    const claimed = tx.select({ at: min(r.claimedUntil) }).from(r).where(and(eq(r.postId, postId), eq(r.status, 'sending'))).get()?.at ?? null;
+    const times = [pending, claimed].filter((at): at is Date => at !== null).map((at) => at.getTime());
+    return times.length ? Math.min(...times) : null;
+  },
+  finishSend: (tx, postId, now) =>
+    tx
+      .update(newsletterSends)
+      .set({ status: 'sent', finishedAt: new Date(now) })
+      .where(and(eq(newsletterSends.postId, postId), eq(newsletterSends.status, 'sending')))
+      .run().changes > 0,
+};
