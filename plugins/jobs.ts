@@ -6,6 +6,7 @@ import { KNOWLEDGE_EMBEDDING } from '../src/knowledge/embedding-job.js';
 import { MAIL_SEND } from '../src/mail/rules.js';
 import { generatePostHandler } from '../src/tasks/generate-post.js';
 import { PUBLISH_POST } from '../src/publishing/scheduled.js';
+import { NEWSLETTER_SEND } from '../src/newsletters/store.js';
 import { TaskService } from '../src/tasks/service.js';
 import { WEBHOOK_DELIVERY } from '../src/webhooks/rules.js';
 
@@ -39,7 +40,7 @@ export default fp(
     const grounding = { knowledge: app.knowledge, generator: app.generator };
     // Webhook deliveries, embeddings, publications and mail run in loops of their own
     // (plugins/webhooks.ts, embeddings.ts, publishing.ts, mail.ts): never behind a generation, nor in its slots.
-    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING, PUBLISH_POST, MAIL_SEND] });
+    const queue = app.stores.jobs.scoped({ except: [WEBHOOK_DELIVERY, KNOWLEDGE_EMBEDDING, PUBLISH_POST, MAIL_SEND, NEWSLETTER_SEND] });
     const options = jobLoopOptions(config, { concurrency: config.jobConcurrency, backoffBaseMs: opts.backoffBaseMs, clock: opts.clock, random: opts.random, log: app.log });
     const loop = new JobLoop(queue, [generatePostHandler({ ...grounding, posts: app.posts }), ...(opts.handlers ?? [])], options);
     app.decorate('jobs', loop);

@@ -28,6 +28,7 @@ export default fp(
     const clock = opts.clock ?? systemClock;
     const newsletters = app.stores.newsletters({ now: () => clock.now() });
     app.decorate('newsletters', newsletters);
+    app.posts.onChange((change) => newsletters.postChanged(change));
 
     const purge = async () => {
       try {

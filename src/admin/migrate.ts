@@ -79,6 +79,10 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.spamGuardKeys, pg: pg.spamGuardKeys, key: ['name'] },
   { sqlite: lite.spamGuardChallenges, pg: pg.spamGuardChallenges, key: ['id'] },
   { sqlite: lite.spamGuardWindows, pg: pg.spamGuardWindows, key: ['key'] },
+  // Newsletters: subscribers, and each post's send with its recipients (a send under way resumes after the move).
+  { sqlite: lite.subscribers, pg: pg.subscribers, key: ['id'] },
+  { sqlite: lite.newsletterSends, pg: pg.newsletterSends, key: ['postId'] },
+  { sqlite: lite.newsletterRecipients, pg: pg.newsletterRecipients, key: ['postId', 'subscriberId'] },
 ];
 
 /**

@@ -115,6 +115,9 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
 
   // Posts in every state, with tags and categories, a renamed slug and colliding titles.
   const post = async (body: Json) => (await call('POST', '/api/v1/posts', body)).data.post;
+  // Newsletters on, a subscriber: the first publication below makes a send with its recipient.
+  await call('PATCH', '/api/v1/site', { newsletter: { enabled: true } });
+  await ctx.app.newsletters.importCsv(ctx.site.id, 'reader@example.com\n');
   const draft = await post({ title: 'Draft thoughts', content: 'Not yet.', tags: ['ideas'], category: 'Notes' });
   const published = await post({ title: 'Espresso at home', content: '# Espresso\n\nNine bars, **25 seconds**.', tags: ['coffee', 'Brewing'], category: 'Guides', isDraft: false });
   const unlisted = await post({ title: 'Secret menu', content: 'Unlisted.', tags: ['coffee'], isDraft: false });
@@ -390,7 +393,7 @@ postgresTests(() => {
       t.same([...pgFiles].sort(), [...liteFiles].sort(), `"${q}" finds the same files`);
     }
     // The pending tasks are due: the first instance to poll claims them.
-    const claimed = await postgresStores(pg).jobs.scoped({ except: ['webhook-delivery'] }).claim('new-server', 10, Date.now(), 60_000);
+    const claimed = await postgresStores(pg).jobs.scoped({ except: ['webhook-delivery', 'newsletter-send'] }).claim('new-server', 10, Date.now(), 60_000);
     t.same(claimed.map((job) => job.id).sort(), [...site.pendingTaskIds].sort(), 'both due tasks run on PostgreSQL, the crashed one too');
     await pg.db.execute(sql`update jobs set status = 'pending', lease_owner = null, lease_until = null, attempts = attempts - 1 where lease_owner = 'new-server'`);
 
