@@ -106,6 +106,9 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, body: Er
   reply.header('X-Request-Id', request.id);
   if (body.statusCode === 401) reply.header('WWW-Authenticate', 'Bearer');
   if (body.code === 'DATABASE_BUSY' || body.code === 'DATABASE_UNAVAILABLE') reply.header('Retry-After', String(DATABASE_BUSY_RETRY_AFTER_S));
+  // A refusal raised in the core (a full queue) says how long to wait in its details.
+  const retryAfter = (body.details as { retryAfter?: unknown } | undefined)?.retryAfter;
+  if (body.statusCode === 429 && typeof retryAfter === 'number' && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(retryAfter));
   // Refused before its body was read (a full disk mid-upload, a quota): the rest of the body
   // cannot be told apart from a next request on this connection, so the connection ends.
   if (request.raw.complete === false) reply.header('Connection', 'close');

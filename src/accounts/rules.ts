@@ -179,24 +179,42 @@ export const lastOwner = () => new AppError(409, 'CONFLICT', 'A site keeps at le
 
 // ---- sign-in throttling
 
-/** Failed sign-ins in a window: per email (5) and per client address (20), 15 minutes. */
+/**
+ * Attempts in a window. `perEmailAddress`: one email from one client address (the tight limit:
+ * a guesser at one address); `perEmail`: one email from any address (looser, so a stranger's
+ * failures do not lock the owner out, yet a guesser spread over many addresses is held back);
+ * `perAddress`: one address, whatever the email.
+ */
 export interface ThrottleLimits {
+  perEmailAddress?: number;
   perEmail: number;
   perAddress: number;
   windowMs: number;
 }
 
-export const DEFAULT_THROTTLE: ThrottleLimits = { perEmail: 5, perAddress: 20, windowMs: 15 * 60_000 };
+/** Sign-in: 5 attempts per email and address, 50 per email, 20 per address, in 15 minutes. */
+export const DEFAULT_THROTTLE: ThrottleLimits = { perEmailAddress: 5, perEmail: 50, perAddress: 20, windowMs: 15 * 60_000 };
 
 /** Most emails and addresses remembered at once: the oldest are forgotten first past it. */
 const MAX_TRACKED = 100_000;
 
+/** An attempt already counted (as a failure until said otherwise), whose password is being checked. */
+export interface ThrottledAttempt {
+  /** The password was right: this attempt stops counting and the email's failures from this address are cleared. */
+  succeed(): void;
+  /** The password was not checked after all (the hashing queue was full): this attempt stops counting. */
+  cancel(): void;
+}
+
 /**
- * Failed sign-ins by email and by address, in this process's memory (see the README: each
- * instance counts its own). After `limit` failures within the window, the next attempt waits
- * until the oldest failure leaves the window.
+ * Failed sign-ins by email and address, by email and by address, in this process's memory (see
+ * the README: each instance counts its own). An attempt is counted as it begins, before its
+ * password is checked, so that attempts sent at the same moment cannot all pass the check of
+ * the count; a right password takes its attempt back. Past a limit within the window, the next
+ * attempt waits until the oldest one it counted leaves the window.
  */
 export class SignInThrottle {
+  private readonly byPair = new Map<string, number[]>();
   private readonly byEmail = new Map<string, number[]>();
   private readonly byAddress = new Map<string, number[]>();
 
@@ -205,21 +223,53 @@ export class SignInThrottle {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * Counts an attempt for this email from this address now, or answers the seconds to wait
+   * (nothing counted) when a limit is reached.
+   */
+  begin(email: string, address: string): { retryAfter: number; attempt?: undefined } | { retryAfter: 0; attempt: ThrottledAttempt } {
+    const retryAfter = this.retryAfter(email, address);
+    if (retryAfter > 0) return { retryAfter };
+    const at = this.fail(email, address);
+    const pair = pairKey(email, address);
+    let settled = false;
+    const takeBack = () => {
+      if (settled) return false;
+      settled = true;
+      this.forget(this.byPair, pair, at);
+      this.forget(this.byEmail, email, at);
+      this.forget(this.byAddress, address, at);
+      return true;
+    };
+    return {
+      retryAfter: 0,
+      attempt: {
+        succeed: () => {
+          if (takeBack()) this.byPair.delete(pair);
+        },
+        cancel: () => void takeBack(),
+      },
+    };
+  }
+
   /** Seconds to wait before another attempt for this email from this address; 0: go ahead. */
   retryAfter(email: string, address: string): number {
     const now = this.now();
-    return Math.max(this.wait(this.byEmail, email, this.limits.perEmail, now), this.wait(this.byAddress, address, this.limits.perAddress, now));
+    const { perEmailAddress = 0, perEmail, perAddress } = this.limits;
+    return Math.max(
+      this.wait(this.byPair, pairKey(email, address), perEmailAddress, now),
+      this.wait(this.byEmail, email, perEmail, now),
+      this.wait(this.byAddress, address, perAddress, now),
+    );
   }
 
-  fail(email: string, address: string): void {
+  /** Counts a failure (an attempt) for this email from this address; answers when it was counted. */
+  fail(email: string, address: string): number {
     const now = this.now();
+    if (this.limits.perEmailAddress) this.record(this.byPair, pairKey(email, address), now);
     this.record(this.byEmail, email, now);
     this.record(this.byAddress, address, now);
-  }
-
-  /** A right password clears the email's failures (not the address's). */
-  succeed(email: string): void {
-    this.byEmail.delete(email);
+    return now;
   }
 
   private recent(map: Map<string, number[]>, key: string, now: number): number[] {
@@ -244,7 +294,18 @@ export class SignInThrottle {
     map.set(key, [...times, now]);
     if (map.size > MAX_TRACKED) map.delete(map.keys().next().value!);
   }
+
+  /** Removes one attempt counted at `at`. */
+  private forget(map: Map<string, number[]>, key: string, at: number): void {
+    const times = map.get(key);
+    const index = times?.indexOf(at) ?? -1;
+    if (index < 0) return;
+    times!.splice(index, 1);
+    if (times!.length === 0) map.delete(key);
+  }
 }
+
+const pairKey = (email: string, address: string) => `${address}\n${email}`;
 
 // Conditions both databases' adapters put in their statements (written once here).
 

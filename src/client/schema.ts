@@ -534,7 +534,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password (sets the blog_session cookie)
-         * @description One answer (401) for an unknown email and a wrong password. After 5 failures for one email (or 20 from one address) within 15 minutes, 429 with Retry-After.
+         * @description One answer (401) for an unknown email and a wrong password. Each attempt counts as it arrives (a right password takes it back): past 5 for one email from one address, 50 for one email from any address, or 20 from one address within 15 minutes, 429 with Retry-After. 429 with Retry-After too when too many passwords are being checked at once.
          */
         post: operations["signIn"];
         delete?: never;

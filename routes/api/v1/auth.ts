@@ -22,7 +22,8 @@ export default async function authRoutes(fastify: FastifyInstance) {
         tags,
         operationId: 'signIn',
         summary: 'Sign in with email and password (sets the blog_session cookie)',
-        description: 'One answer (401) for an unknown email and a wrong password. After 5 failures for one email (or 20 from one address) within 15 minutes, 429 with Retry-After.',
+        description:
+          'One answer (401) for an unknown email and a wrong password. Each attempt counts as it arrives (a right password takes it back): past 5 for one email from one address, 50 for one email from any address, or 20 from one address within 15 minutes, 429 with Retry-After. 429 with Retry-After too when too many passwords are being checked at once.',
         security: [],
         body: SignInBody,
         response: { 200: SignedInResponse, ...errorResponses },
@@ -31,9 +32,9 @@ export default async function authRoutes(fastify: FastifyInstance) {
     async (request, reply) => {
       app.checkOrigin(request, false);
       const email = request.body.email.trim().toLowerCase();
-      const throttle = app.signInThrottle;
-      const retryAfter = throttle.retryAfter(email, request.ip);
-      if (retryAfter > 0) {
+      // Counted now, before the password is checked: attempts sent at once cannot all pass.
+      const { retryAfter, attempt } = app.signInThrottle.begin(email, request.ip);
+      if (!attempt) {
         request.log.warn({ email, address: request.ip, retryAfter }, 'sign-in refused: too many failures');
         reply.header('Retry-After', String(retryAfter));
         throw new AppError(429, 'RATE_LIMITED', `Too many failed sign-ins: try again in ${retryAfter} s`, { retryAfter });
@@ -42,13 +43,11 @@ export default async function authRoutes(fastify: FastifyInstance) {
       try {
         session = await app.accounts.signIn(email, request.body.password);
       } catch (error) {
-        if (error instanceof AppError && error.statusCode === 401) {
-          throttle.fail(email, request.ip);
-          request.log.warn({ email, address: request.ip }, 'sign-in failed');
-        }
+        if (error instanceof AppError && error.statusCode === 401) request.log.warn({ email, address: request.ip }, 'sign-in failed');
+        else attempt.cancel();
         throw error;
       }
-      throttle.succeed(email);
+      attempt.succeed();
       request.log.info({ userId: session.auth.userId }, 'signed in');
       app.setSessionCookie(request, reply, session);
       return { success: true as const, data: { message: 'Signed in', session: await app.accounts.describe(session.auth) } };
@@ -157,9 +156,8 @@ export default async function authRoutes(fastify: FastifyInstance) {
       }
       // Not signed in: a password is checked (or set for a new account), throttled as sign-in is.
       const { email } = await app.accounts.invitationFor(request.body.token);
-      const throttle = app.signInThrottle;
-      const retryAfter = throttle.retryAfter(email, request.ip);
-      if (retryAfter > 0) {
+      const { retryAfter, attempt } = app.signInThrottle.begin(email, request.ip);
+      if (!attempt) {
         reply.header('Retry-After', String(retryAfter));
         throw new AppError(429, 'RATE_LIMITED', `Too many failed sign-ins: try again in ${retryAfter} s`, { retryAfter });
       }
@@ -167,12 +165,11 @@ export default async function authRoutes(fastify: FastifyInstance) {
       try {
         accepted = await app.accounts.acceptInvitation(request.body.token, { password: request.body.password });
       } catch (error) {
-        if (error instanceof AppError && error.statusCode === 401) {
-          throttle.fail(email, request.ip);
-          request.log.warn({ email, address: request.ip }, 'invitation: sign-in failed');
-        }
+        if (error instanceof AppError && error.statusCode === 401) request.log.warn({ email, address: request.ip }, 'invitation: sign-in failed');
+        else attempt.cancel();
         throw error;
       }
+      attempt.succeed();
       const session = accepted as Exclude<typeof accepted, { sessionId: string }>;
       request.log.info({ userId: session.auth.userId, siteId: session.auth.site.id }, 'invitation accepted');
       app.setSessionCookie(request, reply, session);
