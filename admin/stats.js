@@ -39,7 +39,7 @@ export async function render(main, ctx) {
   // The last day is today in the site's time zone: the API's default `to`.
   let data = await api('GET', '/stats');
   if (range !== '30') data = await api('GET', `/stats${query({ from: addDays(data.to, -(Number(range) - 1)), to: data.to })}`);
-  const direct = (referrer) => (referrer === '' ? 'Direct / internal' : referrer);
+  const direct = (referrer) => (referrer === '' ? 'Direct / internal' : referrer === '(other)' ? 'Other (past the day\'s 500 referrers)' : referrer);
   replace(
     body,
     h('p', { class: 'totals' }, h('strong', {}, String(data.totals.views)), data.totals.views === 1 ? ' view · ' : ' views · ', h('strong', {}, String(data.totals.visitors)), ` daily visitor${data.totals.visitors === 1 ? '' : 's'} · ${data.from} to ${data.to} (${data.timeZone})`),

@@ -8,6 +8,8 @@ import type { PageView } from '../src/public-site/pages.js';
 export interface AnalyticsPluginOptions {
   /** Milliseconds since the epoch: the day a view counts on, and when salts and old days go (tests). */
   clock?: () => number;
+  /** Distinct referrers stored per site and day (tests make it small). */
+  maxReferrersPerDay?: number;
 }
 
 export interface Analytics {
@@ -48,7 +50,7 @@ export default fp(
     const { config } = app;
     const store = app.stores.analytics;
     const clock = opts.clock ?? Date.now;
-    const counter = new ViewCounter(store, { clock });
+    const counter = new ViewCounter(store, { clock, maxReferrersPerDay: opts.maxReferrersPerDay });
 
     let flushing: Promise<unknown> = Promise.resolve();
     const flushNow = async () => {

@@ -21,6 +21,8 @@ export interface CounterOptions {
   clock?: () => number;
   /** Distinct pending entries kept between flushes (views and readers apiece); past it, views are dropped (and told). */
   maxPending?: number;
+  /** Distinct referrers stored per site and day (MAX_REFERRERS_PER_DAY; tests make it small). */
+  maxReferrersPerDay?: number;
 }
 
 const SEP = '\u0000';
@@ -52,6 +54,7 @@ export class ViewCounter {
   private readonly known = new Set<string>();
   private readonly clock: () => number;
   private readonly maxPending: number;
+  private readonly maxReferrers: number | undefined;
   /** Views dropped since the last flush because the buffer was full. */
   dropped = 0;
 
@@ -61,6 +64,7 @@ export class ViewCounter {
   ) {
     this.clock = options.clock ?? Date.now;
     this.maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+    this.maxReferrers = options.maxReferrersPerDay;
   }
 
   /** Distinct entries waiting for the next flush. */
@@ -120,7 +124,7 @@ export class ViewCounter {
       }
     }
     const batch: CountBatch = { pages: [...pages.values()], referrers: [...referrers.values()], visitors };
-    const written = await this.store.record(batch);
+    const written = await this.store.record(batch, this.maxReferrers);
     // Stored now (by this insert or another instance's): not written again by this process.
     if (this.known.size + fresh.length > KNOWN_VISITORS) this.known.clear();
     for (const key of fresh) this.known.add(key);

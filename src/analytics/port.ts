@@ -63,6 +63,10 @@ export interface AnalyticsPort {
   addDays(rows: PageIncrement[]): void;
   addPages(rows: PageIncrement[]): void;
   addReferrers(rows: ReferrerIncrement[]): void;
+  /** How many referrers a site's day has stored, direct and other not counted. */
+  countReferrers(siteId: string, day: string): number;
+  /** Which of `referrers` (at most 500) a site's day has stored. */
+  knownReferrers(siteId: string, day: string, referrers: string[]): string[];
   /** A site's days from `from` to `to` that have counts. */
   siteDays(siteId: string, from: string, to: string): DayCount[];
   /** A page's days from `from` to `to` that have counts. */

@@ -59,6 +59,8 @@ export const postgresAnalytics: AsyncAdapter<AnalyticsPort, PgExecutor> = {
         .onConflictDoUpdate({ target: [analyticsReferrers.siteId, analyticsReferrers.day, analyticsReferrers.referrer], set: ADDED.referrers });
       return [];
     })),
+  countReferrers: async (tx, siteId, day) => (await rowsOf<{ count: number }>(tx, statements.countReferrers(tables, siteId, day)))[0]!.count,
+  knownReferrers: async (tx, siteId, day, referrers) => (await rowsOf<{ referrer: string }>(tx, statements.knownReferrers(tables, siteId, day, referrers))).map((row) => row.referrer),
   siteDays: (tx, siteId, from, to) => rowsOf<DayCount>(tx, statements.siteDays(tables, siteId, from, to)),
   pageDays: (tx, siteId, page, from, to) => rowsOf<DayCount>(tx, statements.pageDays(tables, siteId, page, from, to)),
   topPosts: (tx, siteId, from, to, limit) => rowsOf<PostCount>(tx, statements.topPosts(tables, siteId, from, to, limit)),

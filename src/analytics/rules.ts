@@ -12,12 +12,19 @@ export const MAX_STATS_DAYS = 366;
 export const DEFAULT_STATS_DAYS = 30;
 /** Rows in the top lists of GET /api/v1/stats. */
 export const TOP_ROWS = 10;
-/** The longest `utm_source` kept; longer ones are cut. */
-const MAX_SOURCE_LENGTH = 100;
+/** The longest referrer kept (a `utm_source` or a host); longer ones are cut. */
+export const MAX_REFERRER_LENGTH = 100;
+/**
+ * Distinct referrers stored per site and day (beside direct and other): every new `utm_source`
+ * or host would otherwise make a row, so a stranger could grow the table at will.
+ */
+export const MAX_REFERRERS_PER_DAY = 500;
 /** Where the site-wide visitor of a day is kept among the pages' (no post id or path is empty). */
 export const SITE_PAGE = '';
 /** The referrer of a view nobody referred, or referred from the site itself. */
 export const DIRECT = '';
+/** Where the views of a day's referrers past MAX_REFERRERS_PER_DAY count. */
+export const OTHER_REFERRERS = '(other)';
 
 /**
  * Whether a request for a page is a reader's: not a crawler, tool, headless browser, link
@@ -43,7 +50,7 @@ const botAgents = new Map<string, boolean>();
  * no query), else direct. A referrer on one of the site's own hosts is direct / internal.
  */
 export function referrerOf(referer: string | undefined, utmSource: string | null, ownHosts: readonly string[]): string {
-  const source = utmSource?.trim().toLowerCase().slice(0, MAX_SOURCE_LENGTH);
+  const source = utmSource?.trim().toLowerCase().slice(0, MAX_REFERRER_LENGTH);
   if (source) return source;
   if (!referer) return DIRECT;
   let host: string;
@@ -54,7 +61,7 @@ export function referrerOf(referer: string | undefined, utmSource: string | null
   } catch {
     return DIRECT;
   }
-  return ownHosts.includes(host) ? DIRECT : host;
+  return ownHosts.includes(host) ? DIRECT : host.slice(0, MAX_REFERRER_LENGTH);
 }
 
 /** The `utm_source` of a request URL's query, if any (only that parameter is read). */

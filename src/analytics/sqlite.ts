@@ -49,6 +49,8 @@ export const sqliteAnalytics: SyncAdapter<AnalyticsPort, Executor> = {
   addDays: (tx, rows) => rows.forEach(({ siteId, day, views, visitors }) => prepared(tx, addDay).run({ siteId, day, views, visitors })),
   addPages: (tx, rows) => rows.forEach((row) => prepared(tx, addPage).run({ ...row })),
   addReferrers: (tx, rows) => rows.forEach((row) => prepared(tx, addReferrer).run({ ...row })),
+  countReferrers: (tx, siteId, day) => tx.get<{ count: number }>(statements.countReferrers(tables, siteId, day))!.count,
+  knownReferrers: (tx, siteId, day, referrers) => tx.all<{ referrer: string }>(statements.knownReferrers(tables, siteId, day, referrers)).map((row) => row.referrer),
   siteDays: (tx, siteId, from, to) => tx.all<DayCount>(statements.siteDays(tables, siteId, from, to)),
   pageDays: (tx, siteId, page, from, to) => tx.all<DayCount>(statements.pageDays(tables, siteId, page, from, to)),
   topPosts: (tx, siteId, from, to, limit) => tx.all<PostCount>(statements.topPosts(tables, siteId, from, to, limit)),

@@ -1,5 +1,6 @@
 import { sql, type SQL, type Table } from 'drizzle-orm';
 import { PATH_PAGES } from './port.js';
+import { DIRECT, OTHER_REFERRERS } from './rules.js';
 
 // The reads of the stats, which both databases spell alike, over either database's tables (each
 // adapter passes its own schema's): written once here, run by sqlite.ts and postgres.ts.
@@ -44,6 +45,16 @@ export const topReferrers = (t: AnalyticsTables, siteId: string, from: string, t
   sql`select referrer as "referrer", ${total(sql`views`)} as "views" from ${t.referrers}
        where site_id = ${siteId} and ${inRange(from, to)}
        group by referrer order by ${total(sql`views`)} desc, referrer limit ${limit}`;
+
+/** How many referrers a site's day has, direct and other not counted: `count`. */
+export const countReferrers = (t: AnalyticsTables, siteId: string, day: string): SQL =>
+  sql`select cast(count(*) as integer) as "count" from ${t.referrers}
+       where site_id = ${siteId} and day = ${day} and referrer <> ${DIRECT} and referrer <> ${OTHER_REFERRERS}`;
+
+/** Which of `referrers` a site's day has already: `referrer`. */
+export const knownReferrers = (t: AnalyticsTables, siteId: string, day: string, referrers: readonly string[]): SQL =>
+  sql`select referrer as "referrer" from ${t.referrers}
+       where site_id = ${siteId} and day = ${day} and referrer in (${sql.join(referrers.map((referrer) => sql`${referrer}`), sql`, `)})`;
 
 /** Views and visitors over the range of each of `pages` that has any: `page`, `views`, `visitors`. */
 export const pageTotals = (t: AnalyticsTables, siteId: string, pages: readonly string[], from: string, to: string): SQL => {

@@ -1,5 +1,5 @@
 import { ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
-import { daysOf, SITE_PAGE, TOP_ROWS, type DayRange } from './rules.js';
+import { daysOf, DIRECT, MAX_REFERRERS_PER_DAY, OTHER_REFERRERS, SITE_PAGE, TOP_ROWS, type DayRange } from './rules.js';
 import type { DayCount, PageCount, PageIncrement, PostCount, ReferrerCount, ReferrerIncrement, VisitorRow } from './port.js';
 
 /** What a flush writes: views per page, views per referrer, and the visitors seen (hashes). */
@@ -38,8 +38,50 @@ function everyDay(range: DayRange, rows: DayCount[]): { days: DayCount[]; totals
   return { days, totals: { views: days.reduce((n, d) => n + d.views, 0), visitors: days.reduce((n, d) => n + d.visitors, 0) } };
 }
 
+/** Names looked up at once (a statement's parameters stay few on both databases). */
+const LOOKUP_CHUNK = 500;
+
+/**
+ * A site's referrer rows with those past the day's cap folded into OTHER_REFERRERS: referrers
+ * the day already has keep counting, new ones are admitted (the busiest first) while the day
+ * has fewer than `cap`. Instances writing at once may each admit up to the cap's remainder.
+ */
+function* cappedReferrersSteps(rows: ReferrerIncrement[], cap: number): Steps<ReferrerIncrement[]> {
+  const byDay = new Map<string, ReferrerIncrement[]>();
+  for (const row of rows) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
+  const kept: ReferrerIncrement[] = [];
+  for (const [day, dayRows] of byDay) {
+    const { siteId } = dayRows[0]!;
+    const stored = yield* ask('analytics', 'countReferrers', siteId, day);
+    if (stored + dayRows.length <= cap) {
+      kept.push(...dayRows);
+      continue;
+    }
+    const names = dayRows.map((row) => row.referrer);
+    const known = new Set<string>();
+    for (let i = 0; i < names.length; i += LOOKUP_CHUNK) {
+      for (const name of yield* ask('analytics', 'knownReferrers', siteId, day, names.slice(i, i + LOOKUP_CHUNK))) known.add(name);
+    }
+    let room = Math.max(0, cap - stored);
+    let other = 0;
+    for (const row of [...dayRows].sort((a, b) => b.views - a.views || (a.referrer < b.referrer ? -1 : 1))) {
+      if (row.referrer === DIRECT || row.referrer === OTHER_REFERRERS || known.has(row.referrer)) kept.push(row);
+      else if (room > 0) {
+        room--;
+        kept.push(row);
+      } else other += row.views;
+    }
+    if (other > 0) {
+      const existing = kept.find((row) => row.day === day && row.referrer === OTHER_REFERRERS);
+      if (existing) existing.views += other;
+      else kept.push({ siteId, day, referrer: OTHER_REFERRERS, views: other });
+    }
+  }
+  return kept;
+}
+
 /** A site's share of a batch, written in a savepoint of its own: a site deleted meanwhile loses only its counts. */
-function* recordSiteSteps(batch: CountBatch): Steps<void> {
+function* recordSiteSteps(batch: CountBatch, maxReferrers: number): Steps<void> {
   // Sorted, so that instances writing the same rows at once take their locks in one order.
   const visitors = [...batch.visitors].sort((a, b) => (key(a.day, a.page, a.hash) < key(b.day, b.page, b.hash) ? -1 : 1));
   const added = visitors.length > 0 ? yield* ask('analytics', 'addVisitors', visitors) : [];
@@ -55,18 +97,18 @@ function* recordSiteSteps(batch: CountBatch): Steps<void> {
   const pageRows = batch.pages
     .map((page) => ({ ...page, visitors: newVisitors.get(key(page.day, page.page)) ?? 0 }))
     .sort((a, b) => (key(a.day, a.page) < key(b.day, b.page) ? -1 : 1));
-  const referrerRows = [...batch.referrers].sort((a, b) => (key(a.day, a.referrer) < key(b.day, b.referrer) ? -1 : 1));
+  const referrerRows = (yield* cappedReferrersSteps(batch.referrers, maxReferrers)).sort((a, b) => (key(a.day, a.referrer) < key(b.day, b.referrer) ? -1 : 1));
   if (dayRows.length > 0) yield* ask('analytics', 'addDays', dayRows);
   if (pageRows.length > 0) yield* ask('analytics', 'addPages', pageRows);
   if (referrerRows.length > 0) yield* ask('analytics', 'addReferrers', referrerRows);
 }
 
-function* recordSteps(bySite: Map<string, CountBatch>): Steps<number> {
+function* recordSteps(bySite: Map<string, CountBatch>, maxReferrers: number): Steps<number> {
   let written = 0;
   for (const siteId of [...bySite.keys()].sort()) {
     const batch = bySite.get(siteId)!;
     try {
-      yield* inSavepoint(() => recordSiteSteps(batch));
+      yield* inSavepoint(() => recordSiteSteps(batch, maxReferrers));
       written += batch.pages.reduce((n, page) => n + page.views, 0);
     } catch (error) {
       // The site is gone (its rows' foreign key): its stats went with it.
@@ -95,8 +137,8 @@ export class AnalyticsStore {
     return this.db.read(() => ask('analytics', 'salt', day, candidate, now));
   }
 
-  /** Writes a batch in one transaction; answers the views written. */
-  record(batch: CountBatch): Promise<number> {
+  /** Writes a batch in one transaction; answers the views written. A day keeps at most `maxReferrers` referrers (the rest count as other). */
+  record(batch: CountBatch, maxReferrers = MAX_REFERRERS_PER_DAY): Promise<number> {
     const bySite = new Map<string, CountBatch>();
     const of = (siteId: string) => {
       let site = bySite.get(siteId);
@@ -106,7 +148,7 @@ export class AnalyticsStore {
     for (const row of batch.pages) of(row.siteId).pages.push(row);
     for (const row of batch.referrers) of(row.siteId).referrers.push(row);
     for (const row of batch.visitors) of(row.siteId).visitors.push(row);
-    return this.db.write(() => recordSteps(bySite));
+    return this.db.write(() => recordSteps(bySite, maxReferrers));
   }
 
   /** A site's days, top posts, pages and referrers over `range`. */

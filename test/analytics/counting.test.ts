@@ -141,6 +141,50 @@ t.test('the index, tag and category pages count views of the site by path; refer
   t.notOk(stored.some((r) => r.referrer.includes('/') || r.referrer.includes('?')), 'no path or query is stored');
 });
 
+t.test('distinct referrers per site and day are capped (the rest count as other) and bounded in length', async (t) => {
+  const clock: Clock = { now: START };
+  const ctx = await buildTestApp(t, {}, { analytics: { clock: () => clock.now, maxReferrersPerDay: 3 } });
+  const post = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Counted post', isDraft: false } })).json().data.post as { slug: string };
+  const url = `/sites/my-blog/${post.slug}/`;
+  const from = (host: string) => read(ctx, url, { referer: `https://${host}/page` });
+  await from('a.example');
+  await from('b.example');
+  await read(ctx, url);
+  await ctx.app.analytics.flush();
+  // One more fits (the busiest new one first), then the day is full.
+  await from('c.example');
+  await from('c.example');
+  await from('d.example');
+  await read(ctx, `${url}?utm_source=${'x'.repeat(300)}`);
+  await ctx.app.analytics.flush();
+  await from('a.example');
+  await from('e.example');
+  await ctx.app.analytics.flush();
+
+  const rows = async (day: string) =>
+    (await ctx.rows<{ referrer: string; views: number }>(`select referrer, views from analytics_referrers where day = '${day}' order by referrer`)).map((r) => [r.referrer, Number(r.views)]);
+  t.same(
+    await rows('2026-03-10'),
+    [
+      ['', 1],
+      ['(other)', 3],
+      ['a.example', 2],
+      ['b.example', 1],
+      ['c.example', 2],
+    ],
+    'three referrers kept, known ones keep counting, direct and other beside them',
+  );
+  t.equal(dayOf(await stats(ctx), '2026-03-10').views, 9, 'every view counted all the same');
+
+  clock.now += DAY;
+  const long = `${'sub.'.repeat(60)}example.com`;
+  await from(long);
+  await read(ctx, `${url}?utm_source=${'y'.repeat(300)}`);
+  await ctx.app.analytics.flush();
+  const next = await rows('2026-03-11');
+  t.same(next.map(([referrer]) => String(referrer).length), [100, 100], 'a new day has room again; hosts and sources cut to 100 characters');
+});
+
 t.test('no cookie on any public response', async (t) => {
   const { ctx, url } = await setUp(t);
   for (const page of [url, '/sites/my-blog/', '/sites/my-blog/tag/coffee/', '/sites/my-blog/rss.xml', '/sites/my-blog/nope/', '/content/v1/sites/my-blog/posts']) {
