@@ -42,6 +42,7 @@ export default fp(
     const backend = await openBackend(opts.config, {
       busyTimeoutMs: opts.busyTimeoutMs,
       onIdleError: (error) => app.log.warn({ err: error }, 'a database connection failed while idle; it is replaced'),
+      onFullDisk: () => app.log.warn('the disk is full: the database is held by this server alone until its next restart (blog-admin waits); reads are served, writes answer 507 until space is back'),
     });
     app.addHook('onClose', async () => backend.close());
     app.decorate('config', opts.config);

@@ -19,6 +19,8 @@ export default fp(
     const readiness = new ReadinessService(app.backend, generator);
     if (app.hasDecorator('indexer')) readiness.watchIndexer(() => app.indexer.status());
     if (app.hasDecorator('objectStore')) readiness.watchStore(app.objectStore);
+    // A server restarted on a full disk says so before any write of its own has failed.
+    readiness.watchDisk(app.config.dataDir);
     app.decorate('readiness', readiness);
   },
   { name: 'generator', dependencies: ['db'] },

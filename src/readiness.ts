@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { DatabaseLocation } from './db/backend.js';
 import type { AppGenerator, GeneratorStatus } from './generation/service.js';
 import type { JobLoopState, JobLoopStatus } from './jobs/loop.js';
@@ -48,6 +49,22 @@ function answersWithin(ping: Promise<void>, ms: number): Promise<void> {
 const STORAGE_FULL_MEMORY_MS = 30_000;
 
 /**
+ * Free space under which the data folder's disk counts as full: room for a few pages of the
+ * database and no more (a server just restarted on a full disk has not failed a write yet).
+ */
+export const DISK_FULL_BELOW_BYTES = 1024 * 1024;
+
+/** Bytes free for this process on the file system holding `dir`; null when that cannot be told. */
+export async function freeBytes(dir: string): Promise<number | null> {
+  try {
+    const stats = await fs.promises.statfs(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * What /ready reports: the database must answer and the job loop must have started; a full
  * disk, a locked database, an unreachable file store and the generator are reported, never
  * blocking (reads still work, and a replica taken out of rotation could not even be used to
@@ -59,6 +76,7 @@ export class ReadinessService {
   private store: Pick<ObjectStore, 'description' | 'reachable'> | null = null;
   private retrieval: () => Promise<RetrievalStatus> = async () => ({ mode: 'lexical' });
   private storageFullAt = -Infinity;
+  private dataDir: string | null = null;
 
   constructor(
     private readonly database: { ping(): Promise<void>; location: DatabaseLocation },
@@ -85,6 +103,11 @@ export class ReadinessService {
     this.retrieval = status;
   }
 
+  /** The folder whose disk's free space is reported (DATA_DIR: the SQLite database, files, uploads in progress). */
+  watchDisk(dir: string): void {
+    this.dataDir = dir;
+  }
+
   /** A request found the disk full. */
   noteStorageFull(): void {
     this.storageFullAt = this.now();
@@ -101,12 +124,15 @@ export class ReadinessService {
     const indexer = this.indexer?.() ?? null;
     const reasons = [jobs?.waiting?.reason, indexer?.waiting?.reason];
     if (database === 'ok' && reasons.includes('database-busy')) database = 'locked';
-    const full = reasons.includes('storage-full') || this.now() - this.storageFullAt < STORAGE_FULL_MEMORY_MS;
+    const free = this.dataDir === null ? null : await freeBytes(this.dataDir);
+    const full = reasons.includes('storage-full') || this.now() - this.storageFullAt < STORAGE_FULL_MEMORY_MS || (free !== null && free < DISK_FULL_BELOW_BYTES);
     const jobsState = jobs?.state ?? 'stopped';
     const unreachable = this.store ? !(await this.store.reachable()) : false;
     // The generator never makes the service unready: builtin always serves in auto mode.
     return {
-      ready: database !== 'unavailable' && jobsState !== 'starting',
+      // A job loop whose start waits for disk space does not take the server out of rotation:
+      // its readers are served all the same.
+      ready: database !== 'unavailable' && (jobsState !== 'starting' || jobs?.waiting?.reason === 'storage-full'),
       database,
       databaseLocation: this.database.location,
       storage: unreachable ? 'unreachable' : full ? 'full' : 'ok',

@@ -31,6 +31,8 @@ export interface BackendOptions {
   busyTimeoutMs?: OpenOptions['busyTimeoutMs'];
   /** Errors of idle PostgreSQL connections (a restarted server): logged, never fatal. */
   onIdleError?(error: Error): void;
+  /** SQLite opened on a full disk, held by this process alone (see openDatabase). */
+  onFullDisk?: OpenOptions['onFullDisk'];
 }
 
 /**
@@ -53,7 +55,7 @@ export async function openBackend(config: DatabaseSettings, options: BackendOpti
       close: () => postgres.close(),
     };
   }
-  const sqlite = openDatabase(config.dataDir, { busyTimeoutMs: options.busyTimeoutMs ?? SERVER_BUSY_TIMEOUT_MS, file: target.path });
+  const sqlite = openDatabase(config.dataDir, { busyTimeoutMs: options.busyTimeoutMs ?? SERVER_BUSY_TIMEOUT_MS, file: target.path, onFullDisk: options.onFullDisk });
   const file = databaseFile(config.dataDir, target.path);
   return {
     kind: 'sqlite',

@@ -9,6 +9,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { foldText, slugify } from '../text/slug.js';
+import { isStorageFull } from '../errors.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -109,7 +110,15 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** The database file (DATABASE_URL's path); DATA_DIR/blog.db by default. */
   file?: string | null;
+  /** Told when the disk had no room for WAL mode's shared-memory file: the database is held by this process alone. */
+  onFullDisk?: () => void;
 }
+
+/** SQLite could not make or grow blog.db-shm (or the log) for lack of space. */
+const isNoRoomForWalIndex = (error: unknown) => {
+  const code = (error as { code?: unknown }).code;
+  return isStorageFull(error) || (typeof code === 'string' && code.startsWith('SQLITE_IOERR_SHM'));
+};
 
 /** The file a SQLite database of DATA_DIR `dataDir` lives in: `file` when DATABASE_URL names one. */
 export const databaseFile = (dataDir: string, file?: string | null) => file ?? path.join(dataDir, DATABASE_FILE);
@@ -147,11 +156,28 @@ function loadVectorFunctions(sqlite: Database.Database): void {
 }
 
 /** Opens (creating if needed) DATA_DIR/blog.db (or `file`) in WAL mode and applies pending migrations. */
-export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = null }: OpenOptions = {}): DbHandle {
+export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = null, onFullDisk }: OpenOptions = {}): DbHandle {
   const location = databaseFile(dataDir, file);
   fs.mkdirSync(path.dirname(location), { recursive: true });
-  const sqlite = new Database(location);
-  sqlite.pragma('journal_mode = WAL');
+  let sqlite = new Database(location);
+  let alone = false;
+  try {
+    sqlite.pragma('journal_mode = WAL');
+    // The shared-memory index (blog.db-shm) is made at the first read, not by the pragma.
+    sqlite.prepare('select count(*) from sqlite_master').get();
+  } catch (error) {
+    if (!isNoRoomForWalIndex(error)) throw error;
+    // A restart on a full disk: there is no room for the shared-memory index WAL mode keeps
+    // in blog.db-shm. Holding the database alone (exclusive locking mode) keeps that index in
+    // this process's memory instead, so the service starts, reads, and writes again once
+    // space is back; other processes (blog-admin) wait until the next restart.
+    sqlite.close();
+    sqlite = new Database(location);
+    sqlite.pragma('locking_mode = EXCLUSIVE');
+    sqlite.pragma('journal_mode = WAL');
+    alone = true;
+    onFullDisk?.();
+  }
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
@@ -173,7 +199,8 @@ export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = nul
     startBackgroundCheckpoints() {
       // SQLite checkpoints inside the commit that crosses 1,000 pages of log, on the event loop,
       // with an fsync: under a stream of writes that was a third of a post's creation.
-      if (checkpointer || !sqlite.open) return;
+      // Held alone, no other connection may open it: commits checkpoint for themselves.
+      if (checkpointer || !sqlite.open || alone) return;
       checkpointer = new Worker(CHECKPOINT_WORKER, { workerData: { file: sqlite.name, intervalMs: CHECKPOINT_INTERVAL_MS } });
       checkpointer.unref();
       // Should the thread die, commits checkpoint for themselves again.

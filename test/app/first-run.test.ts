@@ -59,6 +59,9 @@ t.test('the data-folder lock is held by the kernel, not by a pid file', async (t
   t.throws(() => lockDataDir(dataDir), { name: 'DataDirLockedError' });
   release();
   const again = lockDataDir(dataDir);
+  // Held without a byte written (a restart on a full disk must get it): no journal, an empty file.
+  t.notOk(fs.existsSync(path.join(dataDir, 'server.lock-journal')), 'no journal');
+  t.equal(fs.statSync(path.join(dataDir, 'server.lock')).size, 0, 'the lock file stays empty');
   again();
 
   // Another process holding the lock refuses this one until it dies, however it dies.
