@@ -13,12 +13,17 @@ const hostOf = (request: FastifyRequest) => request.headers.host?.toLowerCase().
 export default async function siteRoutes(app: FastifyInstance) {
   const schema = { hide: true };
 
-  /** An image file of the site (`media/<id>/<file>`): its name holds a hash of its content, so it never changes. */
-  async function sendMedia(site: Site, path: string, reply: FastifyReply): Promise<FastifyReply | null> {
+  /**
+   * Sends an image file of the site (`media/<id>/<file>`: its name holds a hash of its content,
+   * so it never changes); false when there is none. A boolean, not the reply: a reply is
+   * thenable, and awaiting it waits for the response to end and yields undefined.
+   */
+  async function sendMedia(site: Site, path: string, reply: FastifyReply): Promise<boolean> {
     const named = /^\/media\/([^/]+)\/([^/]+)$/.exec(path);
     const found = named && (await app.media.open(site.id, named[1]!, named[2]!));
-    if (!found) return null;
-    return reply.header('Cache-Control', IMMUTABLE).header('Content-Length', found.size).type(found.contentType).send(found.stream);
+    if (!found) return false;
+    reply.header('Cache-Control', IMMUTABLE).header('Content-Length', found.size).type(found.contentType).send(found.stream);
+    return true;
   }
 
   app.get('/sites/:handle', { schema }, async (request, reply) => {
@@ -30,8 +35,7 @@ export default async function siteRoutes(app: FastifyInstance) {
     const { handle, '*': rest } = request.params as { handle: string; '*': string };
     const site = await app.publicSite.byHandle(handle);
     if (site && rest.startsWith('media/')) {
-      const sent = await sendMedia(site, `/${rest}`, reply);
-      if (sent) return sent;
+      if (await sendMedia(site, `/${rest}`, reply)) return reply;
     }
     const response = site ? await app.publicPages.page(site, `/sites/${site.handle}`, `/${rest}`) : await app.publicPages.noSite();
     return app.sendPublic(request, reply, response);
@@ -59,8 +63,7 @@ export default async function siteRoutes(app: FastifyInstance) {
     if (!site) return reply.callNotFound();
     const path = request.url.split('?')[0]!;
     if (path.startsWith('/media/')) {
-      const sent = await sendMedia(site, path, reply);
-      if (sent) return sent;
+      if (await sendMedia(site, path, reply)) return reply;
     }
     return app.sendPublic(request, reply, await app.publicPages.page(site, '', path));
   });

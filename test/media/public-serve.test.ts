@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import t from 'tap';
+import blogApp, { serverOptions } from '../../src/app.js';
+import { BOOTSTRAP_KEY, fixturesDir, onPostgres, tempDataDir, testConfig } from '../helpers/app.js';
+import { multipart } from '../helpers/multipart.js';
+import { startPostgres } from '../helpers/postgres.js';
+
+t.test('a public image is sent once: no page rendered after it, nothing logged at error level', async (t) => {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const database: Record<string, string> = onPostgres ? { DATABASE_URL: await startPostgres(t) } : {};
+  const config = testConfig(tempDataDir(t), database);
+  const app = Fastify(serverOptions(config, { level: 'info', stream }));
+  t.teardown(() => app.close());
+  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
+  await app.ready();
+  const handle = (await app.sites.list())[0]!.handle;
+  let pagesRendered = 0;
+  const page = app.publicPages.page.bind(app.publicPages);
+  app.publicPages.page = (...args) => {
+    pagesRendered++;
+    return page(...args);
+  };
+
+  const file = fs.readFileSync(path.join(fixturesDir, 'images', 'photo.webp'));
+  const form = multipart([{ name: 'file', filename: 'photo.webp', content: file }]);
+  const uploaded = await app.inject({ method: 'POST', url: '/api/v1/media', payload: form.payload, headers: { ...form.headers, authorization: `Bearer ${BOOTSTRAP_KEY}` } });
+  t.equal(uploaded.statusCode, 201);
+  const media = uploaded.json().data.media as { url: string; variants: { url: string }[] };
+
+  for (const url of [media.url, media.variants[0]!.url]) {
+    const res = await app.inject({ method: 'GET', url });
+    t.equal(res.statusCode, 200, url);
+    t.match(res.headers['content-type'], /^image\//);
+    t.equal(res.rawPayload.length, Number(res.headers['content-length']), 'the whole file');
+  }
+  // A reply's log lines are written once its response ends; the one after a second send a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(pagesRendered, 0, 'no page rendered after the image');
+  t.equal((await app.inject({ method: 'GET', url: `/sites/${handle}/media/nope/nope.webp` })).statusCode, 404, 'an unknown file is the site\'s 404');
+  const log = lines.join('');
+  t.notMatch(log, /FST_ERR_REP_ALREADY_SENT|Reply was already sent/);
+  t.notOk(
+    lines.some((line) => JSON.parse(line).level >= 50),
+    'nothing at error level',
+  );
+});
