@@ -1,12 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { systemClock, type Clock } from '../src/jobs/loop.js';
-import type { NewsletterStore } from '../src/newsletters/store.js';
+import { JobLoop, jobLoopOptions, systemClock, type Clock } from '../src/jobs/loop.js';
+import { newsletterSendHandler, pooledSmtp, RateLimiter, type NewsletterSource } from '../src/newsletters/sender.js';
+import { NEWSLETTER_SEND, type NewsletterStore } from '../src/newsletters/store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Subscribers of each site and the newsletters of its posts (src/newsletters/store.ts). */
     newsletters: NewsletterStore;
+    /** The loop that mails newsletters (jobs of kind `newsletter-send`). */
+    newsletterLoop: JobLoop;
   }
 }
 
@@ -15,6 +18,8 @@ export interface NewslettersPluginOptions {
   autoStart?: boolean;
   clock?: Clock;
   random?: () => number;
+  /** First retry delay of a recipient the server refused for now (doubling, with jitter; default a minute). */
+  backoffBaseMs?: number;
 }
 
 const PURGE_INTERVAL_MS = 3_600_000;
@@ -26,7 +31,42 @@ const PURGE_INTERVAL_MS = 3_600_000;
 export default fp(
   async function newslettersPlugin(app: FastifyInstance, opts: NewslettersPluginOptions) {
     const clock = opts.clock ?? systemClock;
-    const newsletters = app.stores.newsletters({ now: () => clock.now() });
+    const newsletters = app.stores.newsletters({
+      now: () => clock.now(),
+      onSent: (siteId, postId, progress) => app.webhooks.newsletterSent(siteId, { postId, ...progress }),
+      onQueued: () => {
+        if (loop.status().state === 'running') void loop.tick();
+      },
+    });
+    const smtp = app.config.mail ? pooledSmtp(app.config.mail) : null;
+    const source: NewsletterSource = {
+      async load(siteId, postId) {
+        const row = await app.posts.get(siteId, postId).catch(() => null);
+        if (!row || row.isDraft) return null;
+        const site = await app.sites.get(siteId);
+        const found = await app.publicSite.bySlug(siteId, row.slug);
+        if (!found || !('post' in found)) return null;
+        return { site, view: app.publicPages.view(site, ''), post: found.post };
+      },
+    };
+    const loop = new JobLoop(
+      app.stores.jobs.scoped({ only: [NEWSLETTER_SEND] }),
+      [
+        newsletterSendHandler({
+          newsletters,
+          source,
+          mailFrom: app.config.mail?.from ?? null,
+          deliver: smtp?.deliver ?? null,
+          limiter: new RateLimiter(app.config.mailRatePerMinute),
+          random: opts.random,
+          retryBaseMs: opts.backoffBaseMs,
+          log: app.log,
+        }),
+      ],
+      // Sends of two posts at once; one send is one SMTP transaction at a time.
+      jobLoopOptions(app.config, { concurrency: 2, clock, random: opts.random, log: app.log }),
+    );
+    app.decorate('newsletterLoop', loop);
     app.decorate('newsletters', newsletters);
     app.posts.onChange((change) => newsletters.postChanged(change));
 
@@ -40,13 +80,17 @@ export default fp(
     let purgeTimer: NodeJS.Timeout | null = null;
     if (opts.autoStart ?? true) {
       app.addHook('onListen', async () => {
+        loop.start();
         void purge();
         purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
         purgeTimer.unref();
       });
     }
+    app.addHook('preClose', async () => loop.stopClaiming());
     app.addHook('onClose', async () => {
       if (purgeTimer) clearInterval(purgeTimer);
+      await loop.stop();
+      smtp?.close();
     });
   },
   { name: 'newsletters', dependencies: ['db', 'posts', 'jobs', 'webhooks'] },

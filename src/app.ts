@@ -22,7 +22,7 @@ import jobsPlugin, { type JobsPluginOptions } from '../plugins/jobs.js';
 import embeddingsPlugin, { type EmbeddingsPluginOptions } from '../plugins/embeddings.js';
 import publishingPlugin from '../plugins/publishing.js';
 import mailPlugin, { type MailPluginOptions } from '../plugins/mail.js';
-import newslettersPlugin from '../plugins/newsletters.js';
+import newslettersPlugin, { type NewslettersPluginOptions } from '../plugins/newsletters.js';
 import knowledgePlugin, { type KnowledgeEmbeddingOptions, type KnowledgePluginOptions } from '../plugins/knowledge.js';
 import mediaPlugin from '../plugins/media.js';
 import openapiPlugin from '../plugins/openapi.js';
@@ -67,6 +67,8 @@ export interface AppOptions {
   embeddings?: EmbeddingsPluginOptions & KnowledgeEmbeddingOptions;
   /** The mail loop (tests); its clock, randomness and start follow `jobs` unless set here. */
   mail?: MailPluginOptions;
+  /** The newsletter loop (tests): as `mail`. */
+  newsletters?: NewslettersPluginOptions;
   /** The clock of analytics (tests). */
   analytics?: AnalyticsPluginOptions;
   /** The spam guard of the public forms (tests give it a clock). */
@@ -255,7 +257,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(webhooksPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.webhooks });
   await app.register(publishingPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
   await app.register(mailPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.mail });
-  await app.register(newslettersPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random });
+  await app.register(newslettersPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.newsletters });
   await app.register(embeddingsPlugin, { autoStart: opts.jobs?.autoStart, clock: opts.jobs?.clock, random: opts.jobs?.random, ...opts.embeddings });
   await app.register(idempotencyPlugin);
   // Before every route it limits (all but the API reference).

@@ -60,6 +60,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Deliveries made at the same time, beside and never behind generation tasks (WEBHOOK_CONCURRENCY). */
   webhookConcurrency: number;
+  /** Most newsletter messages one instance starts per minute (MAIL_RATE_PER_MINUTE). */
+  mailRatePerMinute: number;
   /** Wait before a delivery's first retry, doubling for each later one (WEBHOOK_RETRY_BASE_MS). */
   webhookRetryBaseMs: number;
   /** Rate limits: requests per window (RATE_LIMIT_WINDOW_MS) per API key, for generate, and per client address on public pages; 0 is no limit. */
@@ -338,6 +340,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: readBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookTimeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 16, 1, 64),
+    mailRatePerMinute: readInt(env, 'MAIL_RATE_PER_MINUTE', 600, 1, 1_000_000),
     webhookRetryBaseMs: readInt(env, 'WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     rateLimitWindowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
     // Above what one process serves (a few thousand requests a second on the benchmark machine):

@@ -80,7 +80,7 @@ export async function startApp(t: Teardown, config: Config, options: Omit<AppOpt
  * the child process the service uses: starting a child through the TypeScript loader costs
  * about a second per file, and only the tests of extraction itself need it.
  */
-export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs' | 'webhooks' | 'mail' | 'indexer' | 'embeddings' | 'resolveTxt' | 'analytics'> & { realExtractor?: boolean };
+export type TestAppOptions = Pick<AppOptions, 'generator' | 'jobs' | 'webhooks' | 'mail' | 'newsletters' | 'indexer' | 'embeddings' | 'resolveTxt' | 'analytics'> & { realExtractor?: boolean };
 
 export async function buildTestApp(t: Teardown, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = tempDataDir(t);

@@ -95,3 +95,10 @@ export function linkIn(mail: Received, prefix: string): string {
   if (at === -1) throw new Error(`no link starting with ${prefix} in: ${text}`);
   return /^\S+/.exec(text.slice(at))![0];
 }
+
+/** A header of a raw message as it arrived, unfolded (mailparser folds List-* headers into one object). */
+export function rawHeader(mail: Received, name: string): string | undefined {
+  const head = mail.raw.split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, ' ');
+  const line = head.split(/\r?\n/).find((entry) => entry.toLowerCase().startsWith(`${name.toLowerCase()}:`));
+  return line?.slice(name.length + 1).trim();
+}

@@ -1,0 +1,154 @@
+import nodemailer from 'nodemailer';
+import type { MailMessage } from '../mail/rules.js';
+import type { Site } from '../db/schema.js';
+import type { JobHandler } from '../jobs/loop.js';
+import { classifySendError } from '../mail/rules.js';
+import { smtpOptions } from '../mail/transport.js';
+import type { MailConfig } from '../config.js';
+import type { PublicPost, PublicSite } from '../public-site/types.js';
+import { fromHeader, newsletterTemplate, personalMessage } from './message.js';
+import { CLAIM_BATCH, NEWSLETTER_SEND, type NewsletterSendPayload, type NewsletterStore, type RecipientOutcome } from './store.js';
+
+/*
+ * The job that mails a post's newsletter: it claims the send's recipients in batches and
+ * sends one message per recipient, one SMTP transaction at a time over a pooled connection,
+ * recording each outcome as soon as the server has answered. A process killed mid-send
+ * leaves at most the recipient of the transaction in flight unrecorded: its claim runs out
+ * and the recipient is mailed again; every other recipient is either recorded as sent or
+ * still due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
+ */
+
+/** How long a claim lasts without renewal: far beyond one SMTP transaction (its socket timeout is 30 s). */
+export const CLAIM_MS = 120_000;
+/** Temporary failures of one recipient before it is given up. */
+export const MAX_RECIPIENT_ATTEMPTS = 5;
+const RETRY_BASE_MS = 60_000;
+const MAX_RETRY_MS = 3_600_000;
+
+/** What the sender needs to know of a post and its site to render the mail. */
+export interface NewsletterSource {
+  load(siteId: string, postId: string): Promise<{ site: Site; view: PublicSite; post: PublicPost } | null>;
+}
+
+/** One message out, the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
+export type DeliverMail = (message: MailMessage & { from: { name: string; address: string } }) => Promise<void>;
+
+/** Nodemailer over SMTP_URL, one pooled connection kept open across a send's messages. */
+export function pooledSmtp(config: MailConfig): { deliver: DeliverMail; close(): void } {
+  const transporter = nodemailer.createTransport({ ...smtpOptions(config.smtpUrl), pool: true, maxConnections: 1, maxMessages: Infinity });
+  return {
+    deliver: async (message) => {
+      await transporter.sendMail(message);
+    },
+    close: () => transporter.close(),
+  };
+}
+
+/** Spaces message starts so that no more than `perMinute` begin in any minute (per process). */
+export class RateLimiter {
+  private next = 0;
+  constructor(private readonly perMinute: number) {}
+  async wait(signal: AbortSignal): Promise<void> {
+    const gap = 60_000 / this.perMinute;
+    const now = Date.now();
+    const at = Math.max(now, this.next);
+    this.next = at + gap;
+    if (at > now) await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, at - now);
+      signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+  }
+}
+
+export interface SenderDeps {
+  newsletters: NewsletterStore;
+  source: NewsletterSource;
+  /** MAIL_FROM; null without SMTP_URL (sends wait until mail is set up). */
+  mailFrom: string | null;
+  deliver: DeliverMail | null;
+  limiter: RateLimiter;
+  random?: () => number;
+  /** First retry delay of a temporarily refused recipient (default a minute), doubling per attempt. */
+  retryBaseMs?: number;
+  log: { warn(obj: object, msg: string): void };
+}
+
+/** What the outcome of one recipient's SMTP transaction is. */
+export function outcomeOf(error: unknown, attempts: number, now: number, random: () => number, retryBaseMs = RETRY_BASE_MS): RecipientOutcome {
+  const kind = classifySendError(error);
+  const { responseCode, response } = (error ?? {}) as { responseCode?: unknown; response?: unknown };
+  const said = `${typeof responseCode === 'number' ? responseCode : 'error'}: ${typeof response === 'string' ? response.slice(0, 200) : error instanceof Error ? error.message.slice(0, 200) : String(error)}`;
+  if (kind === 'permanent') return { status: 'bounced', error: said };
+  if (attempts >= MAX_RECIPIENT_ATTEMPTS) return { status: 'failed', error: said };
+  const delay = Math.min(MAX_RETRY_MS, retryBaseMs * 2 ** (attempts - 1)) * (0.5 + random() / 2);
+  return { status: 'retry', error: said, at: now + Math.round(delay) };
+}
+
+const unavailable = (message: string) => Object.assign(new Error(message), { unavailable: true });
+
+export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSendPayload, { postId: string; sent: number }> {
+  const random = deps.random ?? Math.random;
+  return {
+    kind: NEWSLETTER_SEND,
+    async run(payload, signal, job) {
+      const { postId } = payload;
+      const { newsletters } = deps;
+      if (!deps.deliver || !deps.mailFrom) throw unavailable('Mail is not set up (SMTP_URL is unset): the newsletter waits until it is');
+      // Each run claims as its own owner: what an earlier, killed run held is someone else's.
+      const owner = `${job.leaseOwner ?? 'worker'}:${job.id}:${job.attempts}`;
+      const loaded = await deps.source.load(job.siteId, postId);
+      let sent = 0;
+      let takeAll = newsletters.soleWorker;
+      const renew = setInterval(() => void newsletters.extendClaims(postId, owner, CLAIM_MS).catch(() => {}), CLAIM_MS / 4);
+      renew.unref();
+      try {
+        for (;;) {
+          if (signal.aborted) break;
+          const batch = await newsletters.claim(postId, owner, CLAIM_BATCH, CLAIM_MS, takeAll);
+          takeAll = false;
+          if (batch.length === 0) break;
+          if (!loaded) {
+            // Unpublished or deleted since: nobody else is mailed.
+            for (const recipient of batch) await newsletters.settle(recipient, owner, { status: 'failed', error: 'the post is no longer published' });
+            continue;
+          }
+          const template = newsletterTemplate(loaded.site, loaded.view, loaded.post);
+          const from = fromHeader(loaded.site, deps.mailFrom);
+          for (const [i, recipient] of batch.entries()) {
+            if (signal.aborted) {
+              // Shutting down: the rest go back as they were, due at once for the next run.
+              for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'interrupted', at: Date.now() });
+              break;
+            }
+            await deps.limiter.wait(signal);
+            const message = personalMessage(template, loaded.view, recipient.email, recipient.unsubscribeToken);
+            let outcome: RecipientOutcome;
+            try {
+              await deps.deliver({ ...message, from });
+              outcome = { status: 'sent' };
+            } catch (error) {
+              if (classifySendError(error) === 'unavailable') {
+                // The server itself is away: this recipient is not at fault; all wait for the job's retry.
+                for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'mail server unavailable', at: Date.now() });
+                throw unavailable(`The mail server is unavailable: ${(error as Error).message}`);
+              }
+              outcome = outcomeOf(error, recipient.attempts, Date.now(), random, deps.retryBaseMs);
+            }
+            if (await newsletters.settle(recipient, owner, outcome)) {
+              if (outcome.status === 'sent') sent++;
+            } else {
+              deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
+            }
+          }
+        }
+      } finally {
+        clearInterval(renew);
+      }
+      return { postId, sent };
+    },
+    *complete(result, job) {
+      const after = yield* deps.newsletters.afterRun(job.siteId, result.postId);
+      return { ...result, ...after };
+    },
+  };
+}
