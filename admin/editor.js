@@ -56,7 +56,17 @@ function writerNotes(id) {
     ...(sources.length ? [`Drew on ${sources.length === 1 ? 'one document' : `${sources.length} documents`}: ${sources.join(', ')}.`] : []),
     ...(generation.notes || []),
   ];
-  const tryRetrieval = generation.outline || sources.length === 0 ? h('p', {}, 'No document matched the topic’s words: ', link('/admin/knowledge', 'Try retrieval'), ' with other words, or upload a document about it.') : null;
+  const unmatched = generation.unmatchedWords || [];
+  const tryRetrieval =
+    generation.outline || sources.length === 0
+      ? h(
+          'p',
+          {},
+          unmatched.length ? `No document contains ${unmatched.map((word) => `“${word}”`).join(', ')}. ` : 'No document matched the topic’s words together. ',
+          link('/admin/knowledge', 'Try retrieval'),
+          ' with other words, or upload a document about it.',
+        )
+      : null;
   return lines.length || tryRetrieval ? h('div', { class: 'message' }, ...lines.map((line) => h('p', {}, line)), tryRetrieval) : '';
 }
 

@@ -1757,6 +1757,8 @@ export interface operations {
                             outline: boolean;
                             /** @description Knowledge files the post was grounded on */
                             sources: string[];
+                            /** @description When no file was drawn on: the topic's words (or phrases) that no passage of the knowledge base contains, to reword */
+                            unmatchedWords: string[];
                         };
                         site: components["schemas"]["Site"];
                         /**

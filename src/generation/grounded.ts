@@ -1,5 +1,6 @@
 import { validationError } from '../errors.js';
 import type { KnowledgeService } from '../knowledge/service.js';
+import { queryTerms } from '../knowledge/search.js';
 import { MAX_TOPIC_LENGTH } from '../limits.js';
 import type { GenerationRequest, GenerationResult, Generator, Length, Style, Tone } from './types.js';
 
@@ -45,6 +46,8 @@ export interface PostRequest {
 export interface GroundedPost {
   result: GenerationResult;
   missingFileIds: string[];
+  /** With no source drawn on: the topic's words that no passage (of the files searched) contains, so staff know what to reword. */
+  unmatchedWords: string[];
 }
 
 /**
@@ -61,8 +64,9 @@ export async function writeGroundedPost(
 ): Promise<GroundedPost> {
   let missingFileIds: string[] = [];
   let retrieved: Pick<GenerationRequest, 'passages' | 'groundingLimit'> = { passages: [] };
-  if (request.useKnowledge ?? true) {
-    let fileIds: string[] | undefined;
+  const useKnowledge = request.useKnowledge ?? true;
+  let fileIds: string[] | undefined;
+  if (useKnowledge) {
     if (request.selectedFileIds?.length) {
       const present = await deps.knowledge.existingIds(siteId, request.selectedFileIds);
       fileIds = request.selectedFileIds.filter((id) => present.has(id));
@@ -84,5 +88,14 @@ export async function writeGroundedPost(
     },
     signal,
   );
-  return { result, missingFileIds };
+  const drewOnNothing = useKnowledge && (result.sources ?? []).length === 0;
+  return { result, missingFileIds, unmatchedWords: drewOnNothing ? await wordsFoundNowhere(deps, siteId, request.topic, fileIds) : [] };
+}
+
+/** The topic's search terms that find no passage at all on their own (one small search each, only when nothing was drawn on). */
+async function wordsFoundNowhere(deps: GroundingDeps, siteId: string, topic: string, fileIds: string[] | undefined): Promise<string[]> {
+  if (fileIds?.length === 0) return [];
+  const words = queryTerms(topic).map((term) => term.join(' '));
+  const found = await Promise.all(words.map(async (word) => (await deps.knowledge.search(siteId, word, { fileIds, limit: 1 })).length > 0));
+  return words.filter((_, i) => !found[i]);
 }

@@ -43,6 +43,7 @@ export const GenerateResponse = Type.Object({
       model: Type.String(),
       ...WriterNotes,
       sources: Type.Array(Type.String(), { description: 'Knowledge files the post was grounded on' }),
+      unmatchedWords: Type.Array(Type.String(), { description: "When no file was drawn on: the topic's words (or phrases) that no passage of the knowledge base contains, to reword" }),
     },
     { description: "The writer's notes on the post (beyond the specification's fields)" },
   ),

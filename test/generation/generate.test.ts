@@ -20,7 +20,7 @@ t.test('POST /posts/generate: exact response shape, no envelope, stored as a dra
   t.equal(res.statusCode, 201);
   const body = res.json();
   t.same(Object.keys(body).sort(), ['api', 'generation', 'message', 'post', 'site', 'timestamp'], 'fields at the top level, no success/data');
-  t.same(Object.keys(body.generation).sort(), ['model', 'notes', 'outline', 'provider', 'sources'], "the writer's notes, beside the post");
+  t.same(Object.keys(body.generation).sort(), ['model', 'notes', 'outline', 'provider', 'sources', 'unmatchedWords'], "the writer's notes, beside the post");
   t.type(body.message, 'string');
   t.same(body.site, ctx.site);
   t.match(body.timestamp, ISO_MS);

@@ -101,4 +101,8 @@ t.test('the generate answer carries the notes; the post does not', async (t) => 
   t.equal(outline.generation.outline, true);
   t.same(outline.generation.sources, []);
   t.match(outline.generation.notes.join(' '), /^Outline draft: no document/);
+  // The guide says what to do in winter: only the words found nowhere are named.
+  t.same(outline.generation.unmatchedWords, ['knitting', 'scarf'], 'the words no document contains, to reword');
+  t.same(body.generation.unmatchedWords, [], 'a grounded post has none');
+
 });
