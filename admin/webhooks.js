@@ -1,7 +1,7 @@
 import { api, query } from './api.js';
 import { busy, confirmedAction, field, h, heading, messageLine, replace, secretBox, when } from './ui.js';
 
-const EVENTS = ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed', 'newsletter.sent'];
+const EVENTS = ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed', 'newsletter.sent', 'comment.created', 'comment.approved'];
 
 export async function render(main, ctx) {
   ctx.setTitle('Webhooks');

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { MAX_COMMENTS_ON_PAGE } from '../src/comments/store.js';
 import { PublicPages, type PublicResponse } from '../src/public-site/pages.js';
 import { createSiteRenderer } from '../src/public-site/render.js';
 import type { PublicSite } from '../src/public-site/store.js';
@@ -34,7 +35,11 @@ export default fp(
     const { publicSite } = app.stores;
     app.decorate<PublicSite>('publicSite', publicSite);
     const renderer = createSiteRenderer((template, data) => app.view(template, data));
-    app.decorate('publicPages', new PublicPages(publicSite, renderer, { stylesheet: stylesheetFile(), icon: iconFile() }, app.config.publicBaseUrl));
+    const pages = new PublicPages(publicSite, renderer, { stylesheet: stylesheetFile(), icon: iconFile() }, app.config.publicBaseUrl);
+    // Post pages show their approved comments (the form and moderation are plugins/comments.ts).
+    const { comments } = app.stores;
+    pages.useComments(async (postId) => (await comments.approved(postId, 1, MAX_COMMENTS_ON_PAGE)).rows);
+    app.decorate('publicPages', pages);
     // A reader's GET of a page answered 200 or 304 counts a view (plugins/analytics.ts).
     const seen = app.hasDecorator('analytics') ? app.analytics.seen : null;
     app.decorate('sendPublic', (request: FastifyRequest, reply: FastifyReply, response: PublicResponse) => {

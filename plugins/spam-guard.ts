@@ -44,6 +44,7 @@ function widgetAssets(): Map<string, Asset> {
     ['altcha.css', asset(path.join(external, 'altcha.css'), 'text/css; charset=utf-8')],
     ['sha-worker.js', asset(path.join(external, '..', 'workers', 'sha.js'), js)],
     ['spam-guard.js', asset(path.join(viewsFolder(), 'forms', 'spam-guard.js'), js)],
+    ['comments.js', asset(path.join(viewsFolder(), 'forms', 'comments.js'), js)],
   ]);
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Site } from '../src/db/schema.js';
+import { formStateOf } from './comments-form.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -26,6 +27,16 @@ export default async function siteRoutes(app: FastifyInstance) {
     return true;
   }
 
+  /** A post page asked with a comment notice or the comment a reply is for: rendered for this request, not cached. */
+  async function formPage(site: Site, basePath: string, path: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | null> {
+    const slug = /^\/([a-z0-9-]{1,80})\/$/.exec(path)?.[1];
+    const state = slug ? formStateOf(request.query) : null;
+    if (!slug || !state) return null;
+    const page = await app.publicPages.postWithForm(site, basePath, slug, state);
+    if (!page) return null;
+    return reply.header('Cache-Control', 'no-store').type(page.contentType).send(page.body);
+  }
+
   app.get('/sites/:handle', { schema }, async (request, reply) => {
     const { handle } = request.params as { handle: string };
     return reply.code(301).header('Location', `/sites/${encodeURIComponent(handle)}/`).send();
@@ -36,6 +47,10 @@ export default async function siteRoutes(app: FastifyInstance) {
     const site = await app.publicSite.byHandle(handle);
     if (site && rest.startsWith('media/')) {
       if (await sendMedia(site, `/${rest}`, reply)) return reply;
+    }
+    if (site) {
+      const withForm = await formPage(site, `/sites/${site.handle}`, `/${rest}`, request, reply);
+      if (withForm) return withForm;
     }
     const response = site ? await app.publicPages.page(site, `/sites/${site.handle}`, `/${rest}`) : await app.publicPages.noSite();
     return app.sendPublic(request, reply, response);
@@ -65,6 +80,8 @@ export default async function siteRoutes(app: FastifyInstance) {
     if (path.startsWith('/media/')) {
       if (await sendMedia(site, path, reply)) return reply;
     }
+    const withForm = await formPage(site, '', path, request, reply);
+    if (withForm) return withForm;
     return app.sendPublic(request, reply, await app.publicPages.page(site, '', path));
   });
 }

@@ -30,6 +30,9 @@ import postsPlugin from '../plugins/posts.js';
 import publicSitePlugin from '../plugins/public-site.js';
 import sitesPlugin, { type SitesPluginOptions } from '../plugins/sites.js';
 import spamGuardPlugin, { type SpamGuardPluginOptions } from '../plugins/spam-guard.js';
+import commentsPlugin from '../plugins/comments.js';
+import commentRoutes from '../routes/api/v1/comments.js';
+import commentFormRoutes from '../routes/comments-form.js';
 import healthRoutes from '../routes/health.js';
 import knowledgeRoutes from '../routes/api/v1/knowledge.js';
 import mediaRoutes from '../routes/api/v1/media.js';
@@ -265,6 +268,7 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   await app.register(analyticsPlugin, opts.analytics ?? {});
   await app.register(publicSitePlugin);
   await app.register(spamGuardPlugin, opts.spamGuard ?? {});
+  await app.register(commentsPlugin);
   await app.register(healthRoutes);
   await app.register(
     async (api) => {
@@ -279,12 +283,14 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
       await api.register(keyRoutes);
       await api.register(statsRoutes);
       await api.register(subscriberRoutes);
+      await api.register(commentRoutes);
     },
     { prefix: '/api/v1' },
   );
   await app.register(contentRoutes, { prefix: '/content/v1' });
   // The admin UI at /admin/, a client of the API above (before the public catch-all of custom domains).
   await app.register(adminUiPlugin);
+  await app.register(commentFormRoutes);
   await app.register(siteRoutes);
 }
 

@@ -100,6 +100,8 @@ export const WEBHOOK_EVENTS = [
   'knowledge.indexed',
   'knowledge.failed',
   'newsletter.sent',
+  'comment.created',
+  'comment.approved',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const MAX_WEBHOOKS_PER_SITE = 20;
@@ -155,3 +157,12 @@ export interface ImageVariant {
   height: number;
   sizeBytes: number;
 }
+
+/** A site's comments: off, each waiting for approval (the default), or open to returning commenters. */
+export const COMMENT_MODES = ['off', 'moderated', 'open'] as const;
+export type CommentMode = (typeof COMMENT_MODES)[number];
+export const COMMENT_STATUSES = ['pending', 'approved', 'spam'] as const;
+export type CommentStatus = (typeof COMMENT_STATUSES)[number];
+export const MAX_COMMENT_NAME_LENGTH = 80;
+export const MAX_COMMENT_BODY_LENGTH = 5000;
+export const MAX_COMMENT_EMAIL_LENGTH = 254;

@@ -83,6 +83,8 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.subscribers, pg: pg.subscribers, key: ['id'] },
   { sqlite: lite.newsletterSends, pg: pg.newsletterSends, key: ['postId'] },
   { sqlite: lite.newsletterRecipients, pg: pg.newsletterRecipients, key: ['postId', 'subscriberId'] },
+  // Readers' comments, after their posts (a reply after its parent: oldest first).
+  { sqlite: lite.comments, pg: pg.comments, key: ['id'] },
 ];
 
 /**

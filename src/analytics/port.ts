@@ -80,6 +80,8 @@ export interface AnalyticsPort {
   pageTotals(siteId: string, pages: string[], from: string, to: string): PageCount[];
   /** Deletes the salts and visitor hashes of days up to `day`; answers how many hashes. */
   forgetVisitors(day: string): number;
+  /** Deletes a page's daily counts and visitor hashes (a deleted post's: the site's own totals stay). */
+  forgetPage(siteId: string, page: string): void;
   /** Deletes the counts of days before `day`; answers how many rows. */
   prune(day: string): number;
 }

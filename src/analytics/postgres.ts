@@ -1,4 +1,4 @@
-import { eq, lt, lte, type SQL } from 'drizzle-orm';
+import { and, eq, lt, lte, type SQL } from 'drizzle-orm';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
@@ -67,6 +67,10 @@ export const postgresAnalytics: AsyncAdapter<AnalyticsPort, PgExecutor> = {
   topPaths: (tx, siteId, from, to, limit) => rowsOf<PageCount>(tx, statements.topPaths(tables, siteId, from, to, limit)),
   topReferrers: (tx, siteId, from, to, limit) => rowsOf<ReferrerCount>(tx, statements.topReferrers(tables, siteId, from, to, limit)),
   pageTotals: (tx, siteId, pages, from, to) => rowsOf<PageCount>(tx, statements.pageTotals(tables, siteId, pages, from, to)),
+  forgetPage: async (tx, siteId, page) => {
+    await tx.delete(analyticsPages).where(and(eq(analyticsPages.siteId, siteId), eq(analyticsPages.page, page)));
+    await tx.delete(analyticsVisitors).where(and(eq(analyticsVisitors.siteId, siteId), eq(analyticsVisitors.page, page)));
+  },
   forgetVisitors: async (tx, day) => {
     await tx.delete(analyticsSalts).where(lte(analyticsSalts.day, day));
     return (await tx.delete(analyticsVisitors).where(lte(analyticsVisitors.day, day))).rowCount ?? 0;

@@ -1,4 +1,4 @@
-import { eq, lt, lte, sql } from 'drizzle-orm';
+import { and, eq, lt, lte, sql } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
@@ -57,6 +57,10 @@ export const sqliteAnalytics: SyncAdapter<AnalyticsPort, Executor> = {
   topPaths: (tx, siteId, from, to, limit) => tx.all<PageCount>(statements.topPaths(tables, siteId, from, to, limit)),
   topReferrers: (tx, siteId, from, to, limit) => tx.all<ReferrerCount>(statements.topReferrers(tables, siteId, from, to, limit)),
   pageTotals: (tx, siteId, pages, from, to) => tx.all<PageCount>(statements.pageTotals(tables, siteId, pages, from, to)),
+  forgetPage: (tx, siteId, page) => {
+    tx.delete(analyticsPages).where(and(eq(analyticsPages.siteId, siteId), eq(analyticsPages.page, page))).run();
+    tx.delete(analyticsVisitors).where(and(eq(analyticsVisitors.siteId, siteId), eq(analyticsVisitors.page, page))).run();
+  },
   forgetVisitors: (tx, day) => {
     tx.delete(analyticsSalts).where(lte(analyticsSalts.day, day)).run();
     return tx.delete(analyticsVisitors).where(lte(analyticsVisitors.day, day)).run().changes;

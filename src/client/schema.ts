@@ -399,7 +399,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the site: name, description, handle, url, language, postsPerPage, timeZone, newsletter */
+        /** Change the site: name, description, handle, url, language, postsPerPage, timeZone, newsletter, comments, blockedWords */
         patch: operations["updateSite"];
         trace?: never;
     };
@@ -944,6 +944,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The site's comments, newest first, by status and post */
+        get: operations["listComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/comments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a comment and its replies */
+        delete: operations["deleteComment"];
+        options?: never;
+        head?: never;
+        /** Approve a comment, or mark it pending or spam */
+        patch: operations["moderateComment"];
+        trace?: never;
+    };
+    "/api/v1/posts/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A comment or reply written as the site's (published at once) */
+        post: operations["replyToPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/comments/erase-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forget a commenter's email on every comment of the site (owners) */
+        post: operations["eraseCommenterEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/content/v1/sites/{handle}/posts": {
         parameters: {
             query?: never;
@@ -989,6 +1058,27 @@ export interface paths {
         get: operations["getSpamGuardChallenge"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/content/v1/sites/{handle}/posts/{slug}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A post's published comments, oldest first (replies carry their parentId; no key needed) */
+        get: operations["listPublicComments"];
+        put?: never;
+        /**
+         * Send a comment on a post (no key needed; screened by the spam guard)
+         * @description Answered 201 with the comment's `status`: `approved` (shown now) or `pending` (waits for a moderator: always so without a solved challenge in `altcha`). 400 names the field; 429 with Retry-After past the per-address window; 409 when comments are closed.
+         */
+        post: operations["submitPublicComment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1362,6 +1452,7 @@ export interface operations {
                                 generatorModel: string | null;
                                 /** @description Whether the first publication mails the post to subscribers */
                                 sendNewsletter: boolean;
+                                commentsEnabled: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -1472,6 +1563,8 @@ export interface operations {
                     featureImageAlt?: string | null;
                     /** @description Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on) */
                     sendNewsletter?: boolean;
+                    /** @description Readers may comment (default true, when the site's comments are on); false closes them, keeping those there are */
+                    commentsEnabled?: boolean;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -2064,6 +2157,7 @@ export interface operations {
                                 generatorModel: string | null;
                                 /** @description Whether the first publication mails the post to subscribers */
                                 sendNewsletter: boolean;
+                                commentsEnabled: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2338,6 +2432,8 @@ export interface operations {
                     featureImageAlt?: string | null;
                     /** @description Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on) */
                     sendNewsletter?: boolean;
+                    /** @description Readers may comment (default true, when the site's comments are on); false closes them, keeping those there are */
+                    commentsEnabled?: boolean;
                     /**
                      * Format: date-time
                      * @description ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.
@@ -2399,6 +2495,7 @@ export interface operations {
                                 generatorModel: string | null;
                                 /** @description Whether the first publication mails the post to subscribers */
                                 sendNewsletter: boolean;
+                                commentsEnabled: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -2628,6 +2725,7 @@ export interface operations {
                                 generatorModel: string | null;
                                 /** @description Whether the first publication mails the post to subscribers */
                                 sendNewsletter: boolean;
+                                commentsEnabled: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -3048,6 +3146,7 @@ export interface operations {
                                 generatorModel: string | null;
                                 /** @description Whether the first publication mails the post to subscribers */
                                 sendNewsletter: boolean;
+                                commentsEnabled: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC with milliseconds
@@ -4854,6 +4953,13 @@ export interface operations {
                                     /** @description A line at the foot of every newsletter mail */
                                     footer: string | null;
                                 };
+                                /**
+                                 * @description Readers' comments: `off`, `moderated` (each waits for approval; the default) or `open` (published at once when its author's earlier comment on the site was approved)
+                                 * @enum {string}
+                                 */
+                                comments: "off" | "moderated" | "open";
+                                /** @description Words and phrases that mark a comment as spam (whole words; case and accents ignored) */
+                                blockedWords: string[];
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -4964,6 +5070,9 @@ export interface operations {
                         replyTo?: string | null;
                         footer?: string | null;
                     };
+                    /** @enum {string} */
+                    comments?: "off" | "moderated" | "open";
+                    blockedWords?: string[];
                 };
             };
         };
@@ -5009,6 +5118,13 @@ export interface operations {
                                     /** @description A line at the foot of every newsletter mail */
                                     footer: string | null;
                                 };
+                                /**
+                                 * @description Readers' comments: `off`, `moderated` (each waits for approval; the default) or `open` (published at once when its author's earlier comment on the site was approved)
+                                 * @enum {string}
+                                 */
+                                comments: "off" | "moderated" | "open";
+                                /** @description Words and phrases that mark a comment as spam (whole words; case and accents ignored) */
+                                blockedWords: string[];
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -5133,6 +5249,13 @@ export interface operations {
                                     /** @description A line at the foot of every newsletter mail */
                                     footer: string | null;
                                 };
+                                /**
+                                 * @description Readers' comments: `off`, `moderated` (each waits for approval; the default) or `open` (published at once when its author's earlier comment on the site was approved)
+                                 * @enum {string}
+                                 */
+                                comments: "off" | "moderated" | "open";
+                                /** @description Words and phrases that mark a comment as spam (whole words; case and accents ignored) */
+                                blockedWords: string[];
                                 /** @description Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle> */
                                 publicUrl: string;
                                 /** @description The state of the site’s own domain (its url); null without one */
@@ -5240,7 +5363,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5352,8 +5475,8 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL the events are POSTed to; redirects are not followed */
                     url: string;
-                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent */
-                    events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent, comment.created, comment.approved */
+                    events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                     description?: string | null;
                     /** @default true */
                     enabled?: boolean;
@@ -5383,7 +5506,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5501,7 +5624,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5686,8 +5809,8 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL the events are POSTed to; redirects are not followed */
                     url?: string;
-                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent */
-                    events?: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                    /** @description Events to deliver: post.created, post.updated, post.published, post.unpublished, post.deleted, task.succeeded, task.failed, knowledge.indexed, knowledge.failed, newsletter.sent, comment.created, comment.approved */
+                    events?: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                     description?: string | null;
                     /** @description true re-enables a disabled endpoint and clears its failure record */
                     enabled?: boolean;
@@ -5717,7 +5840,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5833,7 +5956,7 @@ export interface operations {
                                 id: string;
                                 url: string;
                                 description: string | null;
-                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent")[];
+                                events: ("post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved")[];
                                 enabled: boolean;
                                 /**
                                  * Format: date-time
@@ -5958,7 +6081,7 @@ export interface operations {
                                 /** Format: uuid */
                                 webhookId: string;
                                 /** @enum {string} */
-                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent";
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved";
                                 /** @enum {string} */
                                 status: "pending" | "succeeded" | "failed";
                                 attempts: number;
@@ -6111,7 +6234,7 @@ export interface operations {
                                 /** Format: uuid */
                                 webhookId: string;
                                 /** @enum {string} */
-                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent";
+                                event: "post.created" | "post.updated" | "post.published" | "post.unpublished" | "post.deleted" | "task.succeeded" | "task.failed" | "knowledge.indexed" | "knowledge.failed" | "newsletter.sent" | "comment.created" | "comment.approved";
                                 /** @enum {string} */
                                 status: "pending" | "succeeded" | "failed";
                                 attempts: number;
@@ -8921,6 +9044,550 @@ export interface operations {
             };
         };
     };
+    listComments: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+                status?: "pending" | "approved" | "spam";
+                postId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                postId: string;
+                                /** @description The comment this one replies to (one level deep) */
+                                parentId: string | null;
+                                authorName: string;
+                                /** @description As typed (plain text) */
+                                body: string;
+                                /** @description The body as the page shows it: escaped, paragraphs and line breaks kept, web addresses linked (rel="nofollow ugc noopener") */
+                                html: string;
+                                /** @description Written as the site's by its staff */
+                                byStaff: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "spam";
+                                /** @description Why the spam guard or a rule held it or marked it spam ("5 links") */
+                                heldFor: string | null;
+                                /** @description Kept only to recognise a returning commenter; never shown to readers */
+                                authorEmail: string | null;
+                                post: {
+                                    id: string;
+                                    title: string | null;
+                                    slug: string | null;
+                                };
+                            }[];
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                            /** @description The site's pending comments (the navigation's count) */
+                            pending: number;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            commentId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    moderateComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "approved"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    status: "pending" | "approved" | "spam";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            comment: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                postId: string;
+                                /** @description The comment this one replies to (one level deep) */
+                                parentId: string | null;
+                                authorName: string;
+                                /** @description As typed (plain text) */
+                                body: string;
+                                /** @description The body as the page shows it: escaped, paragraphs and line breaks kept, web addresses linked (rel="nofollow ugc noopener") */
+                                html: string;
+                                /** @description Written as the site's by its staff */
+                                byStaff: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "spam";
+                                /** @description Why the spam guard or a rule held it or marked it spam ("5 links") */
+                                heldFor: string | null;
+                                /** @description Kept only to recognise a returning commenter; never shown to readers */
+                                authorEmail: string | null;
+                                post: {
+                                    id: string;
+                                    title: string | null;
+                                    slug: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replyToPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Thanks for reading: the follow-up post is on its way."
+                 *     }
+                 */
+                "application/json": {
+                    body: string;
+                    parentId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            comment: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                postId: string;
+                                /** @description The comment this one replies to (one level deep) */
+                                parentId: string | null;
+                                authorName: string;
+                                /** @description As typed (plain text) */
+                                body: string;
+                                /** @description The body as the page shows it: escaped, paragraphs and line breaks kept, web addresses linked (rel="nofollow ugc noopener") */
+                                html: string;
+                                /** @description Written as the site's by its staff */
+                                byStaff: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "spam";
+                                /** @description Why the spam guard or a rule held it or marked it spam ("5 links") */
+                                heldFor: string | null;
+                                /** @description Kept only to recognise a returning commenter; never shown to readers */
+                                authorEmail: string | null;
+                                post: {
+                                    id: string;
+                                    title: string | null;
+                                    slug: string | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    eraseCommenterEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "reader@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            /** @description Comments that held the email */
+                            erased: number;
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listPublicPosts: {
         parameters: {
             query?: {
@@ -9231,6 +9898,259 @@ export interface operations {
                             [key: string]: unknown;
                         };
                         signature: string;
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPublicComments: {
+        parameters: {
+            query?: {
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                handle: string;
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                postId: string;
+                                /** @description The comment this one replies to (one level deep) */
+                                parentId: string | null;
+                                authorName: string;
+                                /** @description As typed (plain text) */
+                                body: string;
+                                /** @description The body as the page shows it: escaped, paragraphs and line breaks kept, web addresses linked (rel="nofollow ugc noopener") */
+                                html: string;
+                                /** @description Written as the site's by its staff */
+                                byStaff: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                page: number;
+                                limit: number;
+                                total: number;
+                                pages: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Not modified: the copy named by If-None-Match or If-Modified-Since is current (no body) */
+            304: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    submitPublicComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ada",
+                 *       "email": "ada@example.com",
+                 *       "body": "Thanks, this helped."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1-80 characters */
+                    name: string;
+                    /** @description Optional, never shown (at most 254 characters) */
+                    email?: string | null;
+                    /** @description 1-5000 characters, plain text */
+                    body: string;
+                    parentId?: string | null;
+                    /** @description The spam guard widget's answer to a challenge of GET /content/v1/sites/{handle}/challenge?form=comment; without it the comment waits for a moderator */
+                    altcha?: string;
+                    /** @description Leave empty (a honeypot) */
+                    website?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            comment: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                postId: string;
+                                /** @description The comment this one replies to (one level deep) */
+                                parentId: string | null;
+                                authorName: string;
+                                /** @description As typed (plain text) */
+                                body: string;
+                                /** @description The body as the page shows it: escaped, paragraphs and line breaks kept, web addresses linked (rel="nofollow ugc noopener") */
+                                html: string;
+                                /** @description Written as the site's by its staff */
+                                byStaff: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC with milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * @description `approved`: shown now; `pending`: waits for a moderator
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "approved";
+                            };
+                        };
                     };
                 };
             };

@@ -88,3 +88,4 @@ export const spamGuardWindows = pgTableOf(tables.spamGuardWindows);
 export const subscribers = pgTableOf(tables.subscribers);
 export const newsletterSends = pgTableOf(tables.newsletterSends);
 export const newsletterRecipients = pgTableOf(tables.newsletterRecipients);
+export const comments = pgTableOf(tables.comments);

@@ -35,6 +35,7 @@ export const analyticsVisitors = sqliteTableOf(tables.analyticsVisitors);
 export const spamGuardKeys = sqliteTableOf(tables.spamGuardKeys);
 export const spamGuardChallenges = sqliteTableOf(tables.spamGuardChallenges);
 export const spamGuardWindows = sqliteTableOf(tables.spamGuardWindows);
+export const comments = sqliteTableOf(tables.comments);
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;
@@ -59,3 +60,4 @@ export const newsletterRecipients = sqliteTableOf(tables.newsletterRecipients);
 export type SubscriberRow = typeof subscribers.$inferSelect;
 export type NewsletterSendRow = typeof newsletterSends.$inferSelect;
 export type NewsletterRecipientRow = typeof newsletterRecipients.$inferSelect;
+export type CommentRow = typeof comments.$inferSelect;

@@ -4,8 +4,9 @@ import {
   SUBSCRIBER_STATUSES,
   SUBSCRIBER_SOURCES,
 } from '../newsletters/statuses.js';
-import { IMAGE_FORMATS, JOB_STATUSES, type ImageVariant, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
+import { COMMENT_MODES, COMMENT_STATUSES, IMAGE_FORMATS, JOB_STATUSES, type ImageVariant, KNOWLEDGE_STATUSES, VISIBILITIES, WEBHOOK_DELIVERY_STATUSES, type WebhookEvent } from '../limits.js';
 import {
+  type AnyColumnSpec,
   bigInteger,
   boolean,
   defineTable,
@@ -42,6 +43,10 @@ export const sites = defineTable(
     postsPerPage: integer('posts_per_page').notNull().default(10),
     // IANA name: the days of the site's analytics.
     timeZone: text('time_zone').notNull().default('UTC'),
+    // Readers' comments: `off`, `moderated` (each waits for approval) or `open` (published at once
+    // when its author's earlier comment on the site was approved); and words that mark one as spam.
+    commentsMode: text('comments_mode', { enum: COMMENT_MODES }).notNull().default('moderated'),
+    blockedWords: json('blocked_words').$type<string[]>().notNull().default([]),
     // Moves with every write that can change what readers see: public pages and feeds are
     // cached per version, so a write invalidates them at once, on every instance.
     contentVersion: integer('content_version').notNull().default(0),
@@ -96,6 +101,8 @@ export const posts = defineTable(
     // image clears it in the same transaction, see src/media), and its alt text for this post.
     featureImage: text('feature_image'),
     featureImageAlt: text('feature_image_alt'),
+    // Readers may comment (when the site's comments are on); false closes them, keeping those there are.
+    commentsEnabled: boolean('comments_enabled').notNull().default(true),
     // Which generator wrote the post (null for posts written by a client).
     generatorProvider: text('generator_provider'),
     generatorModel: text('generator_model'),
@@ -728,4 +735,37 @@ export const newsletterRecipients = defineTable(
     sentAt: timestamp('sent_at'),
   },
   (t) => [primaryKey({ columns: [t.postId, t.subscriberId] }), index('newsletter_recipients_claim_idx').on(t.postId, t.status, t.nextAttemptAt), index('newsletter_recipients_subscriber_idx').on(t.subscriberId)],
+);
+
+/**
+ * Readers' comments (src/comments): per site and post, replies one level deep (a reply's parent
+ * is a comment without one; deleting a comment deletes its replies). The email is kept only to
+ * recognise a returning commenter, never shown, and erasable. `heldFor` says why the spam guard
+ * or a rule held it (or marked it spam); `byStaff` marks a reply written as the site.
+ */
+export const comments = defineTable(
+  'comments',
+  {
+    id: text('id').primaryKey(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    postId: text('post_id')
+      .notNull()
+      .references(() => posts.columns.id, { onDelete: 'cascade' }),
+    parentId: text('parent_id').references((): AnyColumnSpec => comments.columns.id, { onDelete: 'cascade' }),
+    authorName: text('author_name').notNull(),
+    authorEmail: text('author_email'),
+    body: text('body').notNull(),
+    status: text('status', { enum: COMMENT_STATUSES }).notNull(),
+    heldFor: text('held_for'),
+    byStaff: boolean('by_staff').notNull().default(false),
+    createdAt: timestamp('created_at').notNull(),
+  },
+  (t) => [
+    index('comments_post_idx').on(t.postId, t.status, t.createdAt),
+    index('comments_site_status_idx').on(t.siteId, t.status, t.createdAt),
+    index('comments_site_email_idx').on(t.siteId, t.authorEmail),
+    index('comments_parent_idx').on(t.parentId),
+  ],
 );

@@ -48,6 +48,8 @@ export interface PostInput {
   featureImageAlt?: string | null;
   /** Whether the first publication mails the post to the site's subscribers (default true; only while the site's newsletters are on). */
   sendNewsletter?: boolean;
+  /** Readers may comment (default true); false closes the post's comments, keeping those there are. */
+  commentsEnabled?: boolean;
 }
 
 export interface PostOrigin {

@@ -28,6 +28,7 @@ export const POST_MEMBERS = {
   publishAt: 'time',
   featureImage: 'text',
   featureImageAlt: 'text',
+  commentsEnabled: 'boolean',
   generatorProvider: 'text',
   generatorModel: 'text',
   sourceTaskId: 'hidden',

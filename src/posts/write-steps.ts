@@ -100,6 +100,7 @@ export function* insertSteps(siteId: string, given: PostInput, origin: PostOrigi
     publishAt: isDraft ? publishAt : null,
     featureImage: yield* featureImageOf(siteId, input.featureImage),
     featureImageAlt: optional(input.featureImageAlt),
+    commentsEnabled: input.commentsEnabled ?? true,
     generatorProvider: origin.generatorProvider ?? null,
     generatorModel: origin.generatorModel ?? null,
     sourceTaskId: origin.sourceTaskId ?? null,
@@ -135,7 +136,7 @@ export function* toggleSteps(siteId: string, postId: string, now: Date): Steps<W
 export function checkPatch(patch: PostPatch, limits: TextLimits): void {
   // Unknown fields are dropped before this point, so a body of only those edits nothing.
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt, featureImage, featureImageAlt, sendNewsletter');
+    throw validationError('Nothing to edit: give at least one of title, slug, description, content, category, tags, authorId, isDraft, visibility, publishAt, featureImage, featureImageAlt, sendNewsletter, commentsEnabled');
   }
   checkStorableText(patch, limits);
 }
@@ -176,6 +177,7 @@ export function* updateSteps(siteId: string, postId: string, patch: PostPatch, n
   if (patch.featureImage !== undefined) changes.featureImage = yield* featureImageOf(siteId, patch.featureImage);
   if (patch.featureImageAlt !== undefined) changes.featureImageAlt = optional(patch.featureImageAlt);
   if (patch.sendNewsletter !== undefined) changes.sendNewsletter = patch.sendNewsletter;
+  if (patch.commentsEnabled !== undefined) changes.commentsEnabled = patch.commentsEnabled;
   if (patch.isDraft !== undefined) {
     changes.isDraft = patch.isDraft;
     if (!patch.isDraft && !current.publishedAt) changes.publishedAt = now;
@@ -234,6 +236,9 @@ export function* previewTokenSteps(siteId: string, postId: string, token: string
 /** Deletes a post for good (its redirects with it). Tasks that made it keep their record; their postId then dangles on purpose. */
 export function* deleteSteps(siteId: string, postId: string, now: Date): Steps<Written<void>> {
   const current = found(yield* ask('posts', 'find', siteId, postId));
+  // What belongs to the post goes with it (the specification's 4.6): its comments and its stats.
+  yield* ask('comments', 'removeForPost', postId);
+  yield* ask('analytics', 'forgetPage', siteId, postId);
   yield* ask('posts', 'remove', postId);
   return { result: undefined, change: { siteId, before: current, after: null, at: now } };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import type { Site } from '../db/schema.js';
+import type { CommentRow, Site } from '../db/schema.js';
+import { commentThreads, type CommentFormState, type CommentsSection } from '../comments/section.js';
 import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
 import type { SiteRenderer } from './render.js';
 import { FEED_SIZE, type PublicSite as PublicSiteStore } from './store.js';
@@ -9,7 +10,7 @@ import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPa
 
 /** A public response, rendered once and kept until the site's content changes. */
 export interface PublicResponse {
-  status: 200 | 301 | 404;
+  status: 200 | 301 | 400 | 404 | 429;
   contentType: string;
   /** Encoded once: a cached sitemap of 10,000 posts is not re-encoded on every send. */
   body: Buffer;
@@ -124,6 +125,7 @@ export function siteView(site: Site, basePath: string, publicBaseUrl: string): P
     baseUrl: site.url !== null && site.domainToken === null ? site.url : `${publicBaseUrl}/sites/${site.handle}`,
     basePath,
     postsPerPage: site.postsPerPage,
+    commentsMode: site.commentsMode,
   };
 }
 
@@ -150,6 +152,7 @@ function asset(file: string, contentType: string): PublicResponse {
 export class PublicPages {
   private readonly cache = new SiteAnswerCache<PublicResponse>();
   private readonly assets: ReadonlyMap<string, PublicResponse>;
+  private approvedComments: ((postId: string) => Promise<CommentRow[]>) | null = null;
 
   constructor(
     private readonly service: PublicSiteStore,
@@ -210,6 +213,31 @@ export class PublicPages {
     return response;
   }
 
+  /** Where post pages find their approved comments (the comments plugin says). */
+  useComments(source: (postId: string) => Promise<CommentRow[]>): void {
+    this.approvedComments = source;
+  }
+
+  private async commentsOf(site: PublicSite, post: PublicPost, form: CommentFormState): Promise<CommentsSection | null> {
+    if (site.commentsMode === 'off' || !this.approvedComments) return null;
+    const items = commentThreads(await this.approvedComments(post.id));
+    const count = items.reduce((sum, item) => sum + 1 + item.replies.length, 0);
+    return { count, items, state: post.commentsEnabled ? 'open' : 'closed', form };
+  }
+
+  /**
+   * A post page showing the comment form's state (a notice after a comment was sent, or its
+   * problems beside what was typed): rendered for this request only, never kept. Null when the
+   * slug names no post readers can see.
+   */
+  async postWithForm(site: Site, basePath: string, slug: string, form: CommentFormState, status: 200 | 400 | 429 = 200): Promise<(PublicResponse & { post: PublicPost }) | null> {
+    const view = this.view(site, basePath);
+    const found = await this.service.bySlug(site.id, slug);
+    if (!found || !('post' in found)) return null;
+    const body = Buffer.from(await this.renderer.post(view, found.post, { comments: await this.commentsOf(view, found.post, form) }));
+    return { status, contentType: HTML, body, etag: etagOf(body), lastModified: site.contentUpdatedAt ?? site.createdAt, post: found.post };
+  }
+
   /** Answers kept for `siteId` (tests). */
   keptFor(siteId: string): number {
     return this.cache.sizeOf(siteId);
@@ -264,7 +292,7 @@ export class PublicPages {
       const found = await this.service.bySlug(site.id, post[1]);
       if (!found) return notFound();
       if ('movedTo' in found) return redirect(postPath(found.movedTo));
-      return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post), counts: found.post.id };
+      return { status: 200, contentType: HTML, body: await this.renderer.post(site, found.post, { comments: await this.commentsOf(site, found.post, {}) }), counts: found.post.id };
     }
 
     // A page address without its trailing slash (not a file name) is the page's: segments of

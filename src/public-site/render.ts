@@ -1,3 +1,4 @@
+import type { CommentItem, CommentsSection } from '../comments/section.js';
 import { CONTENT_SIZES, THUMBNAIL_SIZES, featureImageOf, type PageImage } from './images.js';
 import { tagSlug } from './markdown.js';
 import type { PageLinks, PublicPost, PublicSite } from './types.js';
@@ -27,8 +28,11 @@ export interface ListTopic {
 
 export interface SiteRenderer {
   index(site: PublicSite, posts: PublicPost[], links: PageLinks): Promise<string>;
-  /** `preview`: a draft's (or pending edits') page, not for indexing, saying it is a preview. */
-  post(site: PublicSite, post: PublicPost, options?: { preview?: boolean }): Promise<string>;
+  /**
+   * `preview`: a draft's (or pending edits') page, not for indexing, saying it is a preview.
+   * `comments`: the section below the post (none when the site's comments are off, or in a preview).
+   */
+  post(site: PublicSite, post: PublicPost, options?: { preview?: boolean; comments?: CommentsSection | null }): Promise<string>;
   list(site: PublicSite, topic: ListTopic, posts: PublicPost[], links: PageLinks): Promise<string>;
   /** `site` is null when the request matched no site. */
   notFound(site: PublicSite | null): Promise<string>;
@@ -59,6 +63,31 @@ interface DateView {
   text: string;
 }
 
+/** The comments section as the template shows it. */
+function commentsView(site: PublicSite, post: PublicPost, section: CommentsSection, dates: (date: Date) => { datetime: string; text: string }) {
+  const page = sitePath(site, postPath(post.slug));
+  const withDates = (item: CommentItem): Record<string, unknown> => ({
+    ...item,
+    date: dates(item.createdAt),
+    replyHref: `${page}?replyTo=${item.id}#comment-form`,
+    replies: item.replies.map(withDates),
+  });
+  const values = section.form.values ?? {};
+  const replyTo = values.parentId ? section.items.find((item) => item.id === values.parentId) : undefined;
+  return {
+    countText: section.count === 0 ? 'No comments yet' : section.count === 1 ? '1 comment' : `${section.count} comments`,
+    items: section.items.map(withDates),
+    state: section.state,
+    form: section.form,
+    errors: section.form.errors ?? {},
+    values: { name: values.name ?? '', email: values.email ?? '', body: values.body ?? '', parentId: replyTo ? replyTo.id : '' },
+    replyTo: replyTo ? { name: replyTo.name } : null,
+    action: `${page}comments`,
+    api: `/content/v1/sites/${site.handle}/posts/${post.slug}/comments`,
+    challenge: `/content/v1/sites/${site.handle}/challenge?form=comment`,
+  };
+}
+
 /** Turns site and post data into full HTML pages through the templates in views/. */
 export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
   return {
@@ -74,6 +103,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
 
     async post(site, post, options = {}) {
       const preview = options.preview === true;
+      const comments = preview ? null : options.comments ?? null;
       const url = postUrl(site, post.slug);
       const description = post.description ?? excerpt(post.html) ?? `A post on ${site.name}.`;
       const dates = dateFormat(site.language);
@@ -111,6 +141,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
           // Above the fold: loaded first, never lazily.
           image: image && { ...image, sizes: CONTENT_SIZES },
         },
+        comments: comments ? commentsView(site, post, comments, dates) : null,
       });
     },
 

@@ -43,6 +43,7 @@ function publicPost(row: PostRow, html: string, readingTime: number, images: Rea
     readingTime,
     unlisted: row.visibility === 'unlisted',
     featureImage: featureImage ? { image: featureImage, alt: row.featureImageAlt } : null,
+    commentsEnabled: row.commentsEnabled,
   };
 }
 

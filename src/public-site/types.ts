@@ -1,3 +1,4 @@
+import type { CommentMode } from '../limits.js';
 /** What the public pages, feeds and sitemap of one site need to know about it. */
 export interface PublicSite {
   id: string;
@@ -12,6 +13,8 @@ export interface PublicSite {
   basePath: string;
   /** Posts on each index, tag and category page. */
   postsPerPage: number;
+  /** Readers' comments: off, moderated or open. */
+  commentsMode: CommentMode;
 }
 
 import type { MediaRow } from '../db/schema.js';
@@ -36,6 +39,8 @@ export interface PublicPost {
   unlisted: boolean;
   /** The post's feature image (an image of the site's media library) and the post's alt text for it. */
   featureImage: { image: MediaRow; alt: string | null } | null;
+  /** Readers may comment on it (when the site's comments are on). */
+  commentsEnabled: boolean;
 }
 
 /** Pagination: `page` is 1-based, `pages` is at least 1 (an empty list has one, empty, page). */

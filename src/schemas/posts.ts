@@ -34,6 +34,7 @@ const editableFields = {
   sendNewsletter: Type.Optional(
     Type.Boolean({ description: "Whether the first publication mails the post to the site's confirmed subscribers (default true; only while the site's newsletters are on)" }),
   ),
+  commentsEnabled: Type.Optional(Type.Boolean({ description: 'Readers may comment (default true, when the site\'s comments are on); false closes them, keeping those there are' })),
   publishAt: Type.Optional(
     Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
       description: 'ISO 8601 with an offset or Z, in the future: the draft is published then (publishedAt is this time). null cancels the schedule.',
@@ -110,6 +111,7 @@ export const PostDetail = Type.Object({
   generatorProvider: Type.Union([StringEnum(['ollama', 'builtin']), Type.Null()], { description: 'Which writer generated the post: Ollama or the built-in writer; null for a post written by a person or client' }),
   generatorModel: Type.Union([Type.String(), Type.Null()], { description: "The Ollama model that wrote it (null for the built-in writer or a person's post)" }),
   sendNewsletter: Type.Boolean({ description: 'Whether the first publication mails the post to subscribers' }),
+  commentsEnabled: Type.Boolean(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

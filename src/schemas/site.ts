@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_HANDLE_LENGTH, MAX_POSTS_PER_PAGE, MAX_SITE_DESCRIPTION_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH } from '../limits.js';
+import { COMMENT_MODES, MAX_HANDLE_LENGTH, MAX_POSTS_PER_PAGE, MAX_SITE_DESCRIPTION_LENGTH, MAX_SITE_NAME_LENGTH, MIN_HANDLE_LENGTH } from '../limits.js';
 import { MAX_NEWSLETTER_FOOTER_LENGTH, MAX_SENDER_NAME_LENGTH } from '../sites/rules.js';
 import { NullableString, StringEnum, envelope } from './common.js';
+import { MAX_BLOCKED_WORD_LENGTH, MAX_BLOCKED_WORDS } from '../spam-guard/rules.js';
 
 /** A site's settings as GET and PATCH /api/v1/site answer them. */
 export const SiteSettings = Type.Object({
@@ -22,6 +23,8 @@ export const SiteSettings = Type.Object({
     },
     { description: 'Newsletter settings' },
   ),
+  comments: StringEnum(COMMENT_MODES, "Readers' comments: `off`, `moderated` (each waits for approval; the default) or `open` (published at once when its author's earlier comment on the site was approved)"),
+  blockedWords: Type.Array(Type.String(), { description: 'Words and phrases that mark a comment as spam (whole words; case and accents ignored)' }),
   publicUrl: Type.String({ description: 'Where readers find the site: its url once proven, else PUBLIC_BASE_URL/sites/<handle>' }),
   domain: Type.Union(
     [
@@ -62,6 +65,8 @@ export const PatchSiteBody = Type.Object(
         { minProperties: 1, description: 'Newsletter settings to change' },
       ),
     ),
+    comments: Type.Optional(StringEnum(COMMENT_MODES)),
+    blockedWords: Type.Optional(Type.Array(Type.String({ maxLength: MAX_BLOCKED_WORD_LENGTH }), { maxItems: MAX_BLOCKED_WORDS })),
   },
   { minProperties: 1, examples: [{ name: 'Travel Notes', handle: 'travel', url: 'https://travel.example.com', language: 'en-GB', postsPerPage: 10, timeZone: 'Europe/London' }] },
 );

@@ -12,6 +12,8 @@ import {
 } from '../limits.js';
 import { slugify } from '../text/slug.js';
 import { normalizeEmail } from '../newsletters/rules.js';
+import { COMMENT_MODES, type CommentMode } from '../limits.js';
+import { MAX_BLOCKED_WORD_LENGTH, MAX_BLOCKED_WORDS, normaliseBlockedWords } from '../spam-guard/rules.js';
 import { hostnameOf, newDomainToken } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
 import type { ApiKeyInfo, AuthenticatedKey, SiteRef } from './port.js';
@@ -37,6 +39,10 @@ export interface SiteSettingsPatch {
   timeZone?: string;
   /** Newsletters: on or off, the sender's name, a Reply-To address, a footer line. */
   newsletter?: NewsletterSettingsPatch;
+  /** Readers' comments: off, moderated (the default) or open. */
+  comments?: CommentMode;
+  /** Words and phrases that mark a comment as spam. */
+  blockedWords?: string[];
 }
 
 export interface NewsletterSettingsPatch {
@@ -90,6 +96,8 @@ export function newSite(name: string, handle: string, now: Date): Site {
     language: 'en',
     postsPerPage: 10,
     timeZone: 'UTC',
+    commentsMode: 'moderated',
+    blockedWords: [],
     contentVersion: 0,
     contentUpdatedAt: null,
     newsletterEnabled: false,
@@ -155,7 +163,7 @@ export const handleTaken = (handle: string) => conflict(`The handle "${handle}" 
 /** Refuses a patch that changes nothing, before any transaction begins. */
 export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
   if (Object.values(patch).every((value) => value === undefined)) {
-    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage, timeZone, newsletter');
+    throw validationError('Nothing to change: give at least one of name, description, handle, url, language, postsPerPage, timeZone, newsletter, comments, blockedWords');
   }
 }
 
@@ -228,6 +236,16 @@ export function* settingsChanges(current: Site, patch: SiteSettingsPatch, now: D
     const timeZone = canonicalTimeZone(patch.timeZone);
     if (!timeZone) throw invalid('timeZone', 'must be an IANA time zone name such as UTC or Europe/Berlin');
     changes.timeZone = timeZone;
+  }
+  if (patch.comments !== undefined) {
+    if (!COMMENT_MODES.includes(patch.comments)) throw invalid('comments', `must be one of ${COMMENT_MODES.join(', ')}`);
+    changes.commentsMode = patch.comments;
+  }
+  if (patch.blockedWords !== undefined) {
+    const words = normaliseBlockedWords(patch.blockedWords);
+    if (words.length > MAX_BLOCKED_WORDS) throw invalid('blockedWords', `must hold at most ${MAX_BLOCKED_WORDS} words`);
+    if (words.some((word) => word.length > MAX_BLOCKED_WORD_LENGTH || !isWellFormed(word))) throw invalid('blockedWords', `must be words of at most ${MAX_BLOCKED_WORD_LENGTH} characters`);
+    changes.blockedWords = words;
   }
   // Every setting shows on the pages (name, language, addresses): cached pages are stale.
   return Object.assign(changes, { contentVersion: current.contentVersion + 1, contentUpdatedAt: now });

@@ -12,6 +12,7 @@ import type { WebhookStore, WebhookStoreOptions } from '../webhooks/store.js';
 import type { AnalyticsStore } from '../analytics/store.js';
 import type { SpamGuard, SpamGuardOptions } from '../spam-guard/guard.js';
 import type { NewsletterStore, NewsletterStoreOptions } from '../newsletters/store.js';
+import type { CommentStore } from '../comments/store.js';
 
 /**
  * Every store of the service, built once per database (sqliteStores, postgresStores). Each is
@@ -45,4 +46,6 @@ export interface Stores {
   spamGuard(options: SpamGuardOptions): SpamGuard;
   /** Subscribers of each site and the newsletters of its posts, with the plugin's options (clock). */
   newsletters(options: NewsletterStoreOptions): NewsletterStore;
+  /** Readers' comments and their moderation. */
+  comments: CommentStore;
 }

@@ -30,6 +30,8 @@ import { knowledgePostgresAdapters } from '../knowledge/postgres.js';
 import { knowledgeStores } from '../knowledge/store.js';
 import { postgresSpamGuard } from '../spam-guard/postgres.js';
 import { SpamGuard } from '../spam-guard/guard.js';
+import { postgresComments } from '../comments/postgres.js';
+import { CommentStore } from '../comments/store.js';
 
 /** PostgreSQL's answer to every port (a concern's statements as PostgreSQL spells them). */
 export const postgresAdapters: AsyncAdapters<PgExecutor> = {
@@ -46,6 +48,7 @@ export const postgresAdapters: AsyncAdapters<PgExecutor> = {
   analytics: postgresAnalytics,
   spamGuard: postgresSpamGuard,
   newsletters: postgresNewsletters,
+  comments: postgresComments,
 };
 
 /**
@@ -123,5 +126,6 @@ export function postgresStores(handle: PostgresHandle): Stores {
     media: new MediaStore(db),
     spamGuard: (options) => new SpamGuard(db, options),
     newsletters: (options) => new NewsletterStore(db, options, { soleWorker: false }),
+    comments: new CommentStore(db),
   };
 }

@@ -29,6 +29,8 @@ import { knowledgeSqliteAdapters, sqliteKnowledgeOptions } from '../knowledge/sq
 import { knowledgeStores } from '../knowledge/store.js';
 import { sqliteSpamGuard } from '../spam-guard/sqlite.js';
 import { SpamGuard } from '../spam-guard/guard.js';
+import { sqliteComments } from '../comments/sqlite.js';
+import { CommentStore } from '../comments/store.js';
 
 /** SQLite's answer to every port (a concern's statements as SQLite spells them). */
 export const sqliteAdapters: SyncAdapters<Executor> = {
@@ -45,6 +47,7 @@ export const sqliteAdapters: SyncAdapters<Executor> = {
   analytics: sqliteAnalytics,
   spamGuard: sqliteSpamGuard,
   newsletters: sqliteNewsletters,
+  comments: sqliteComments,
 };
 
 /** Every store, on SQLite. */
@@ -73,5 +76,6 @@ export function sqliteStores(handle: DbHandle): Stores {
     media: new MediaStore(db),
     spamGuard: (options) => new SpamGuard(db, options),
     newsletters: (options) => new NewsletterStore(db, options, { soleWorker: true }),
+    comments: new CommentStore(db),
   };
 }

@@ -40,6 +40,7 @@ const EDITS: Record<keyof PostRow, boolean> = {
   publishAt: true,
   featureImage: true,
   featureImageAlt: true,
+  commentsEnabled: true,
   generatorProvider: false,
   generatorModel: false,
   sourceTaskId: false,

@@ -5,6 +5,8 @@ import { conflict, notFound } from '../errors.js';
 import type { JobOutcome } from '../jobs/loop.js';
 import type { JobRow } from '../jobs/rules.js';
 import { enqueueSteps, type AfterCommit } from '../jobs/store.js';
+import { publicComment } from '../comments/view.js';
+import type { CommentRow } from '../db/schema.js';
 import { MAX_WEBHOOKS_PER_SITE, WEBHOOK_ATTEMPTS_SHOWN, WEBHOOK_DELIVERY_RETENTION_MS, type WebhookDeliveryStatus, type WebhookEvent } from '../limits.js';
 import type { Page } from '../pagination.js';
 import type { PostChange } from '../posts/rules.js';
@@ -240,6 +242,12 @@ export class WebhookStore {
     const hooks = yield* ask('webhooks', 'subscribed', siteId);
     if (hooks.length === 0) return;
     yield* this.emit(hooks, siteId, 'newsletter.sent', { newsletter }, new Date(this.now()));
+  }
+
+  /** A reader's comment was created (with its status) or approved: what readers may see of it, never its email. */
+  *commentEvent(type: 'comment.created' | 'comment.approved', comment: CommentRow, post: { id: string; title: string; slug: string }): Steps<void> {
+    const status = comment.status === 'approved' ? 'approved' : 'pending';
+    yield* this.emit(yield* ask('webhooks', 'subscribed', comment.siteId), comment.siteId, type, { comment: { ...publicComment(comment), status }, post }, new Date(this.now()));
   }
 
   // ---- attempts --------------------------------------------------------------------------

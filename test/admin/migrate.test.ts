@@ -135,6 +135,10 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   // A reader's form: the spam guard's keys, an answered challenge and the sender's window.
   const challenge = await ctx.app.spamGuard.challenge(ctx.site.id, 'comment');
   await ctx.app.spamGuard.check({ siteId: ctx.site.id, form: 'comment', clientAddress: '192.0.2.7', proof: await solve(challenge), texts: ['Hello'], blockedWords: [] });
+  // Comments: one shown on the page (a staff reply under it), one waiting with its reason.
+  const shown = (await call('POST', `/api/v1/posts/${published.id}/comments`, { body: 'Welcome, readers.' })).data.comment;
+  await call('POST', `/api/v1/posts/${published.id}/comments`, { body: 'A reply.', parentId: shown.id });
+  await ctx.app.inject({ method: 'POST', url: `/content/v1/sites/my-blog/posts/espresso-guide/comments`, payload: { name: 'Ada', email: 'ada@example.com', body: 'Lovely.' }, remoteAddress: '192.0.2.8' });
 
   // Knowledge files, indexed.
   const files: { id: string; name: string }[] = [];
@@ -225,6 +229,8 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
 
   await read('/api/v1/knowledge', BOOTSTRAP_KEY, wholeAppReads);
   await read('/api/v1/media', BOOTSTRAP_KEY, wholeAppReads);
+  await read(`/content/v1/sites/${main.handle}/posts/espresso-guide/comments`, null, wholeAppReads);
+  await read('/api/v1/comments', BOOTSTRAP_KEY, wholeAppReads);
   for (const file of files) await read(`/api/v1/knowledge/${file.id}`, BOOTSTRAP_KEY, wholeAppReads);
   for (const q of ['grams of coffee', 'CL-101', 'Apache']) await read(`/api/v1/knowledge/search?q=${encodeURIComponent(q)}`, BOOTSTRAP_KEY, wholeAppReads);
   // (Not the later batch: a task of it is left running below.)

@@ -3,7 +3,7 @@ import { ISO_MS, SQLITE_ONLY, UUID_V4, buildTestApp } from '../helpers/app.js';
 
 const SUMMARY_KEYS = ['authorId', 'category', 'createdAt', 'description', 'id', 'isDraft', 'slug', 'tags', 'title', 'updatedAt'];
 // Retrieve adds content, visibility, publishedAt and publishAt (scheduled publishing) to the spec's fields.
-const DETAIL_KEYS = [...SUMMARY_KEYS, 'content', 'cta', 'featureImage', 'featureImageAlt', 'generatorModel', 'generatorProvider', 'publishAt', 'publishedAt', 'reviewRequestedAt', 'sendNewsletter', 'visibility'].sort();
+const DETAIL_KEYS = [...SUMMARY_KEYS, 'commentsEnabled', 'content', 'cta', 'featureImage', 'featureImageAlt', 'generatorModel', 'generatorProvider', 'publishAt', 'publishedAt', 'reviewRequestedAt', 'sendNewsletter', 'visibility'].sort();
 
 t.test('create returns the spec shape, field by field', async (t) => {
   const ctx = await buildTestApp(t);

@@ -19,6 +19,7 @@ const SITE: PublicSite = {
   baseUrl: 'http://localhost:3000/sites/field-notes',
   basePath: '/sites/field-notes',
   postsPerPage: 10,
+  commentsMode: 'moderated',
 };
 
 /** The same site on its own domain: links at the root, canonical on the custom origin. */
@@ -51,6 +52,7 @@ const HOSTILE: PublicPost = {
   readingTime: hostileBody.readingTime,
   unlisted: false,
   featureImage: null,
+  commentsEnabled: true,
 };
 
 const plainBody = renderMarkdown('# Morning\n\nA walk by the river with `binoculars`.\n\n```\ncode that is very long and should scroll horizontally on a phone\n```\n');
@@ -69,6 +71,7 @@ const PLAIN: PublicPost = {
   readingTime: plainBody.readingTime,
   unlisted: false,
   featureImage: null,
+  commentsEnabled: true,
 };
 
 const NEWEST_FIRST = [HOSTILE, PLAIN];

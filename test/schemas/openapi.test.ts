@@ -91,6 +91,13 @@ const OPERATION_IDS = {
   'GET /content/v1/sites/{handle}/posts': 'listPublicPosts',
   'GET /content/v1/sites/{handle}/posts/{slug}': 'getPublicPost',
   'GET /content/v1/sites/{handle}/challenge': 'getSpamGuardChallenge',
+  'GET /content/v1/sites/{handle}/posts/{slug}/comments': 'listPublicComments',
+  'POST /content/v1/sites/{handle}/posts/{slug}/comments': 'submitPublicComment',
+  'GET /api/v1/comments': 'listComments',
+  'PATCH /api/v1/comments/{id}': 'moderateComment',
+  'DELETE /api/v1/comments/{id}': 'deleteComment',
+  'POST /api/v1/posts/{id}/comments': 'replyToPost',
+  'POST /api/v1/comments/erase-email': 'eraseCommenterEmail',
 };
 
 /** Actions that take no body (POST because they change something). */

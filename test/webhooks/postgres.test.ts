@@ -46,6 +46,7 @@ const post = (over: Partial<PostRow> = {}): PostRow => ({
   publishAt: null,
   featureImage: null,
   featureImageAlt: null,
+  commentsEnabled: true,
   generatorProvider: null,
   generatorModel: null,
   sourceTaskId: null,

@@ -12,7 +12,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.addHook('onRequest', app.requireSite);
 
-  const siteView = (site: Site) => ({ ...site, newsletter: newsletterSettings(site), publicUrl: app.publicPages.view(site, '').baseUrl, domain: domainState(site) });
+  const siteView = (site: Site) => ({ ...site, newsletter: newsletterSettings(site), comments: site.commentsMode, publicUrl: app.publicPages.view(site, '').baseUrl, domain: domainState(site) });
 
   app.get(
     '/site',
@@ -22,7 +22,7 @@ export default async function siteSettingsRoutes(fastify: FastifyInstance) {
 
   app.patch(
     '/site',
-    { onRequest: app.requireOwner, schema: { tags, operationId: 'updateSite', summary: 'Change the site: name, description, handle, url, language, postsPerPage, timeZone, newsletter', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
+    { onRequest: app.requireOwner, schema: { tags, operationId: 'updateSite', summary: 'Change the site: name, description, handle, url, language, postsPerPage, timeZone, newsletter, comments, blockedWords', body: PatchSiteBody, response: { 200: SiteSettingsResponse, ...errorResponses } } },
     async (request) => ({
       success: true as const,
       data: { message: 'Site updated successfully', site: siteView(await app.sites.update(request.site.id, request.body)) },
