@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { JobLoop, jobLoopOptions, systemClock, type Clock } from '../src/jobs/loop.js';
+import { confirmationMessage } from '../src/newsletters/message.js';
 import { newsletterSendHandler, pooledSmtp, RateLimiter, type NewsletterSource } from '../src/newsletters/sender.js';
 import { NEWSLETTER_SEND, type NewsletterStore } from '../src/newsletters/store.js';
 
@@ -36,6 +37,10 @@ export default fp(
       onSent: (siteId, postId, progress) => app.webhooks.newsletterSent(siteId, { postId, ...progress }),
       onQueued: () => {
         if (loop.status().state === 'running') void loop.tick();
+      },
+      // Queued in the sign-up's own transaction: the mail goes if and only if the sign-up is kept.
+      *confirmationMail({ site, email, token }) {
+        yield* app.mail.enqueueSteps(site.id, confirmationMessage(site, app.publicPages.view(site, ''), email, token));
       },
     });
     const smtp = app.config.mail ? pooledSmtp(app.config.mail) : null;
@@ -93,5 +98,5 @@ export default fp(
       smtp?.close();
     });
   },
-  { name: 'newsletters', dependencies: ['db', 'posts', 'jobs', 'webhooks'] },
+  { name: 'newsletters', dependencies: ['db', 'posts', 'jobs', 'webhooks', 'mail'] },
 );

@@ -43,6 +43,8 @@ import userRoutes from '../routes/api/v1/users.js';
 import keyRoutes from '../routes/api/v1/keys.js';
 import siteSettingsRoutes from '../routes/api/v1/site.js';
 import contentRoutes from '../routes/content/v1/sites.js';
+import contentSubscriberRoutes from '../routes/content/v1/subscribers.js';
+import newsletterPages from '../routes/newsletter-pages.js';
 import siteRoutes from '../routes/site.js';
 import idempotencyPlugin from '../plugins/idempotency.js';
 import rateLimitPlugin from '../plugins/rate-limit.js';
@@ -288,9 +290,11 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
     { prefix: '/api/v1' },
   );
   await app.register(contentRoutes, { prefix: '/content/v1' });
+  await app.register(contentSubscriberRoutes, { prefix: '/content/v1' });
   // The admin UI at /admin/, a client of the API above (before the public catch-all of custom domains).
   await app.register(adminUiPlugin);
   await app.register(commentFormRoutes);
+  await app.register(newsletterPages);
   await app.register(siteRoutes);
 }
 

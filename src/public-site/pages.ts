@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import type { CommentRow, Site } from '../db/schema.js';
 import { commentThreads, type CommentFormState, type CommentsSection } from '../comments/section.js';
 import { atomFeed, jsonFeed, robotsTxt, rssFeed, sitemapXml } from './feeds.js';
-import type { SiteRenderer } from './render.js';
+import type { NoticeContent, SiteRenderer } from './render.js';
 import { FEED_SIZE, type PublicSite as PublicSiteStore } from './store.js';
 import type { PublicPost, PublicSite } from './types.js';
 import { FEED_PATHS, ICON_PATH, SITEMAP_PATH, STYLESHEET_PATH, indexPath, listPath, postPath, postUrl, redirectPath, type ListKind } from './urls.js';
@@ -126,6 +126,7 @@ export function siteView(site: Site, basePath: string, publicBaseUrl: string): P
     basePath,
     postsPerPage: site.postsPerPage,
     commentsMode: site.commentsMode,
+    newsletter: site.newsletterEnabled,
   };
 }
 
@@ -188,6 +189,11 @@ export class PublicPages {
   /** A post's preview page (a draft, or a published post with its pending edits), rendered afresh, kept nowhere. */
   async preview(site: Site, post: PublicPost): Promise<string> {
     return this.renderer.post(this.view(site, `/sites/${site.handle}`), post, { preview: true });
+  }
+
+  /** A page of the site that says one thing (a notice, a confirmation with its button), rendered afresh, kept nowhere. */
+  async notice(site: Site, basePath: string, content: NoticeContent): Promise<string> {
+    return this.renderer.notice(this.view(site, basePath), content);
   }
 
   /** The 404 page for an address that names no site. */

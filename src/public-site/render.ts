@@ -36,6 +36,28 @@ export interface SiteRenderer {
   list(site: PublicSite, topic: ListTopic, posts: PublicPost[], links: PageLinks): Promise<string>;
   /** `site` is null when the request matched no site. */
   notFound(site: PublicSite | null): Promise<string>;
+  /** A page that says one thing, with at most one button (a POST to `form.action`). */
+  notice(site: PublicSite, content: NoticeContent): Promise<string>;
+}
+
+/** What a notice page says: a heading, paragraphs, and a button that sends a form. */
+export interface NoticeContent {
+  heading: string;
+  paragraphs: string[];
+  form?: { action: string; button: string; fields?: Record<string, string> };
+  /** Offer the sign-up form below (after an error, say). */
+  subscribe?: boolean;
+}
+
+/** Where a site's pages send the sign-up form, and what its proof-of-work widget loads. */
+function subscribeForm(site: PublicSite) {
+  if (!site.newsletter) return null;
+  return {
+    action: sitePath(site, '/subscribe'),
+    challengeUrl: `/content/v1/sites/${encodeURIComponent(site.handle)}/challenge?form=subscribe`,
+    script: '/spam-guard/spam-guard.js',
+    stylesheet: '/spam-guard/altcha.css',
+  };
 }
 
 const DESCRIPTION_LENGTH = 160;
@@ -98,6 +120,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
         ...chrome(site, { title: `${site.name}${paged}`, ogTitle: site.name, description, canonical: siteUrl(site, indexPath(links.page)) }),
         heading: `${site.name}${paged}`,
         list: postList(site, posts, 'Nothing has been published yet.', links, indexPath),
+        subscribe: subscribeForm(site),
       });
     },
 
@@ -129,6 +152,7 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
           image: image && { ...image.share, alt: image.alt },
         }),
         preview,
+        subscribe: preview ? null : subscribeForm(site),
         post: {
           title: post.title,
           author: post.author,
@@ -172,6 +196,14 @@ export function createSiteRenderer(render: RenderTemplate): SiteRenderer {
       if (site) return render('not-found', chrome(site, head));
       // No site matched: the host's root paths, English.
       return render('not-found', { ...pageHead(head), language: 'en', site: null, feeds: null, links: { home: '/', stylesheet: STYLESHEET_PATH, icon: ICON_PATH } });
+    },
+
+    async notice(site, content) {
+      return render('notice', {
+        ...chrome(site, { title: `${content.heading} – ${site.name}`, ogTitle: content.heading, description: content.heading, canonical: null, noindex: true }),
+        notice: { ...content, form: content.form ? { fields: {}, ...content.form } : null },
+        subscribe: content.subscribe ? subscribeForm(site) : null,
+      });
     },
   };
 }

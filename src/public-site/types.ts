@@ -15,6 +15,8 @@ export interface PublicSite {
   postsPerPage: number;
   /** Readers' comments: off, moderated or open. */
   commentsMode: CommentMode;
+  /** Whether its pages offer the newsletter sign-up form (the site's newsletters are on). */
+  newsletter?: boolean;
 }
 
 import type { MediaRow } from '../db/schema.js';

@@ -64,3 +64,11 @@ export const SubscribeBody = Type.Object(
 );
 export const SubscribeResponse = envelope(Type.Object({ message: Type.String() }));
 export { NullableString };
+
+/** A reader's sign-up through the content API (headless front ends). */
+export const PublicSubscribeBody = Type.Object({
+  email: Type.String({ maxLength: 1000, description: 'The address to subscribe' }),
+  altcha: Type.Optional(Type.String({ maxLength: 8000, description: "The proof-of-work widget's answer to a challenge of GET /content/v1/sites/{handle}/challenge?form=subscribe; without it the sign-up is still taken, as from a browser without JavaScript" })),
+  website: Type.Optional(Type.String({ maxLength: 1000, description: 'The honeypot: leave it out or empty' })),
+}, { examples: [{ email: 'reader@example.com' }] });
+export const PublicSubscribeResponse = envelope(Type.Object({ message: Type.String() }));

@@ -61,6 +61,7 @@ const OPERATION_IDS = {
   'POST /api/v1/subscribers/import': 'importSubscribers',
   'DELETE /api/v1/subscribers/{id}': 'deleteSubscriber',
   'GET /api/v1/posts/{id}/newsletter': 'getPostNewsletter',
+  'POST /content/v1/sites/{handle}/subscribers': 'subscribeToSite',
   'POST /api/v1/site/domain/verify': 'verifySiteDomain',
   'POST /api/v1/webhooks': 'createWebhook',
   'GET /api/v1/webhooks': 'listWebhooks',
