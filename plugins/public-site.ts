@@ -17,6 +17,62 @@ declare module 'fastify' {
 
 const CACHE_CONTROL = 'public, max-age=60';
 
+/**
+ * The policy of the public pages: they share an origin with /admin/ and the session cookie, so
+ * nothing runs but the service's own scripts (the spam guard's widget of the public forms, its
+ * worker and its challenge fetch); styles from the service; images also over HTTPS and as data:
+ * URLs (a post may show pictures hosted elsewhere), and from the service's own origins that
+ * absolute URLs name (`ownOrigins`: a feature image's srcset is on the site's canonical
+ * address); forms post to the service; framed by its own pages only.
+ */
+export function publicPageCsp(ownOrigins: readonly string[] = []): string {
+  return policy(['img-src', "'self'", 'https:', 'data:', ...ownOrigins.filter((origin) => !origin.startsWith('https:'))]);
+}
+
+/**
+ * A post's page as the editor's preview frames it: images only from the service itself (the
+ * request's origin and `ownOrigins`), so a draft cannot tell anyone outside who opened it.
+ */
+export function previewCsp(ownOrigins: readonly string[] = []): string {
+  return policy(['img-src', "'self'", ...ownOrigins]);
+}
+
+const policy = (images: string[]) =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    [...new Set(images)].join(' '),
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'self'",
+  ].join('; ');
+
+/** Feeds, the sitemap, robots.txt, the stylesheet, the icon and images: nothing of theirs runs, nobody frames them. */
+export const PUBLIC_FILE_CSP = "default-src 'none'; style-src 'self'; frame-ancestors 'none'; sandbox";
+
+/** The Content-Security-Policy of a public answer of `contentType` (a page or a file). */
+export const publicCsp = (contentType: unknown, ownOrigins: readonly string[] = []) =>
+  typeof contentType === 'string' && contentType.startsWith('text/html') ? publicPageCsp(ownOrigins) : PUBLIC_FILE_CSP;
+
+/** Gives every answer of a routes plugin (404 pages too) the public policy of what it is, unless it set its own. */
+export function publicPolicyHook(app: FastifyInstance): void {
+  const fallback = ownOrigins(app.config.publicBaseUrl, null);
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('Content-Security-Policy')) reply.header('Content-Security-Policy', publicCsp(reply.getHeader('Content-Type'), fallback));
+    done(null, payload);
+  });
+}
+
+/** The origins of the service a site's pages name in absolute URLs: PUBLIC_BASE_URL's, and the site's verified domain's. */
+export function ownOrigins(publicBaseUrl: string, site: { url: string | null; domainToken: string | null } | null): string[] {
+  const origins = new Set<string>();
+  for (const url of [publicBaseUrl, site && site.domainToken === null ? site.url : null]) if (url && URL.canParse(url)) origins.add(new URL(url).origin);
+  return [...origins];
+}
+
 function notModified(request: FastifyRequest, response: PublicResponse): boolean {
   const ifNoneMatch = request.headers['if-none-match'];
   if (ifNoneMatch !== undefined) return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === response.etag || tag.trim() === '*');

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CommentFormState } from '../src/comments/section.js';
 import type { Site } from '../src/db/schema.js';
 import type { Submitted } from '../plugins/comments.js';
+import { publicPolicyHook } from '../plugins/public-site.js';
 
 /** The comment form's body: small, and one field of each name. */
 const FORM_BODY_LIMIT = 64 * 1024;
@@ -35,6 +36,8 @@ function formErrors(result: Exclude<Submitted, { kind: 'saved' }>): Record<strin
  * `#comments` with a notice, or the page again with the problems beside what was typed.
  */
 export default async function commentFormRoutes(app: FastifyInstance) {
+  // The pages it answers are public pages: their policy.
+  publicPolicyHook(app);
   // Form bodies are read here only (this plugin's scope): the API stays JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
     const params = new URLSearchParams(body as string);

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Site } from '../src/db/schema.js';
 import { formStateOf } from './comments-form.js';
+import { ownOrigins, publicCsp, publicPolicyHook } from '../plugins/public-site.js';
+import type { PublicResponse } from '../src/public-site/pages.js';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -13,6 +15,12 @@ const hostOf = (request: FastifyRequest) => request.headers.host?.toLowerCase().
  */
 export default async function siteRoutes(app: FastifyInstance) {
   const schema = { hide: true };
+
+  publicPolicyHook(app);
+
+  /** A site's public answer, under the policy that names the site's own origins. */
+  const sendSite = (request: FastifyRequest, reply: FastifyReply, site: Site, response: PublicResponse) =>
+    app.sendPublic(request, reply.header('Content-Security-Policy', publicCsp(response.contentType, ownOrigins(app.config.publicBaseUrl, site))), response);
 
   /**
    * Sends an image file of the site (`media/<id>/<file>`: its name holds a hash of its content,
@@ -27,14 +35,18 @@ export default async function siteRoutes(app: FastifyInstance) {
     return true;
   }
 
-  /** A post page asked with a comment notice or the comment a reply is for: rendered for this request, not cached. */
-  async function formPage(site: Site, basePath: string, path: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | null> {
+  /**
+   * Sends a post page asked with a comment notice or the comment a reply is for (rendered for
+   * this request, not cached); false when the request is not one. A boolean, as sendMedia's.
+   */
+  async function sendFormPage(site: Site, basePath: string, path: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const slug = /^\/([a-z0-9-]{1,80})\/$/.exec(path)?.[1];
     const state = slug ? formStateOf(request.query) : null;
-    if (!slug || !state) return null;
+    if (!slug || !state) return false;
     const page = await app.publicPages.postWithForm(site, basePath, slug, state);
-    if (!page) return null;
-    return reply.header('Cache-Control', 'no-store').type(page.contentType).send(page.body);
+    if (!page) return false;
+    reply.header('Cache-Control', 'no-store').header('Content-Security-Policy', publicCsp(page.contentType, ownOrigins(app.config.publicBaseUrl, site))).type(page.contentType).send(page.body);
+    return true;
   }
 
   app.get('/sites/:handle', { schema }, async (request, reply) => {
@@ -48,12 +60,9 @@ export default async function siteRoutes(app: FastifyInstance) {
     if (site && rest.startsWith('media/')) {
       if (await sendMedia(site, `/${rest}`, reply)) return reply;
     }
-    if (site) {
-      const withForm = await formPage(site, `/sites/${site.handle}`, `/${rest}`, request, reply);
-      if (withForm) return withForm;
-    }
-    const response = site ? await app.publicPages.page(site, `/sites/${site.handle}`, `/${rest}`) : await app.publicPages.noSite();
-    return app.sendPublic(request, reply, response);
+    if (!site) return app.sendPublic(request, reply, await app.publicPages.noSite());
+    if (await sendFormPage(site, `/sites/${site.handle}`, `/${rest}`, request, reply)) return reply;
+    return sendSite(request, reply, site, await app.publicPages.page(site, `/sites/${site.handle}`, `/${rest}`));
   });
 
   // A draft's share-preview link: the token alone names it; no longer once published or revoked.
@@ -67,7 +76,7 @@ export default async function siteRoutes(app: FastifyInstance) {
       return reply.code(404).type(notFound.contentType).send(notFound.body);
     }
     const html = await app.publicPages.preview(site, await app.publicSite.preview(site.id, post));
-    return reply.type('text/html; charset=utf-8').send(html);
+    return reply.header('Content-Security-Policy', publicCsp('text/html', ownOrigins(app.config.publicBaseUrl, site))).type('text/html; charset=utf-8').send(html);
   });
 
   // Browsers ask for it on their own, on every host.
@@ -80,8 +89,7 @@ export default async function siteRoutes(app: FastifyInstance) {
     if (path.startsWith('/media/')) {
       if (await sendMedia(site, path, reply)) return reply;
     }
-    const withForm = await formPage(site, '', path, request, reply);
-    if (withForm) return withForm;
-    return app.sendPublic(request, reply, await app.publicPages.page(site, '', path));
+    if (await sendFormPage(site, '', path, request, reply)) return reply;
+    return sendSite(request, reply, site, await app.publicPages.page(site, '', path));
   });
 }

@@ -245,6 +245,10 @@ async function blogApp(app: FastifyInstance, opts: AppOptions) {
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
+    // Every answer: its type is the one it says (no sniffing a text into a script or a page), and
+    // a link followed to another site tells only this origin. Routes with a stricter need set their own.
+    if (!reply.hasHeader('X-Content-Type-Options')) reply.header('X-Content-Type-Options', 'nosniff');
+    if (!reply.hasHeader('Referrer-Policy')) reply.header('Referrer-Policy', 'strict-origin-when-cross-origin');
     done(null, payload);
   });
 

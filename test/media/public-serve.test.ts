@@ -8,7 +8,7 @@ import { BOOTSTRAP_KEY, fixturesDir, onPostgres, tempDataDir, testConfig } from 
 import { multipart } from '../helpers/multipart.js';
 import { startPostgres } from '../helpers/postgres.js';
 
-t.test('a public image is sent once: no page rendered after it, nothing logged at error level', async (t) => {
+t.test('a public image, and a post page with a comment notice, are sent once: no page rendered after them, nothing logged at error level', async (t) => {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -42,9 +42,16 @@ t.test('a public image is sent once: no page rendered after it, nothing logged a
     t.match(res.headers['content-type'], /^image\//);
     t.equal(res.rawPayload.length, Number(res.headers['content-length']), 'the whole file');
   }
+  // A post page with a comment notice is rendered for its request, once too.
+  const created = await app.inject({ method: 'POST', url: '/api/v1/posts', headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` }, payload: { title: 'With comments', content: 'Say something.', isDraft: false } });
+  const { slug } = created.json().data.post as { slug: string };
+  const withNotice = await app.inject({ method: 'GET', url: `/sites/${handle}/${slug}/?comment=pending` });
+  t.equal(withNotice.statusCode, 200);
+  t.match(withNotice.body, /waits for a moderator/);
+  t.equal(withNotice.headers['cache-control'], 'no-store');
   // A reply's log lines are written once its response ends; the one after a second send a moment later.
   await new Promise((resolve) => setTimeout(resolve, 50));
-  t.equal(pagesRendered, 0, 'no page rendered after the image');
+  t.equal(pagesRendered, 0, 'no page rendered after the image or the post with its notice');
   t.equal((await app.inject({ method: 'GET', url: `/sites/${handle}/media/nope/nope.webp` })).statusCode, 404, 'an unknown file is the site\'s 404');
   const log = lines.join('');
   t.notMatch(log, /FST_ERR_REP_ALREADY_SENT|Reply was already sent/);
