@@ -35,16 +35,16 @@ const TYPES: Record<string, string> = {
 export const ASSET_PREFIX = '/admin/assets/';
 
 /**
- * Scripts and styles only from the service itself (no inline script, no eval); images also as
- * data: URLs and over HTTPS (a post's preview may show pictures hosted elsewhere); the API is the
- * only thing fetched; only the service's own pages are framed (the editor's preview); no page may
- * frame the UI.
+ * Scripts, styles and images only from the service itself (no inline script, no eval; no image
+ * elsewhere that could tell anyone who opened a screen); the API is the only thing fetched; only
+ * the service's own pages are framed (the editor's preview, under a policy of its own); no page
+ * may frame the UI.
  */
 export const ADMIN_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data: https:",
+  "img-src 'self'",
   "connect-src 'self'",
   // The editor's preview frames the post's page as readers get it (GET /api/v1/posts/:id/page).
   "frame-src 'self'",

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { PUBLIC_FILE_CSP, ownOrigins, publicPageCsp } from '../../plugins/public-site.js';
+import { PUBLIC_FILE_CSP, ownOrigins, previewCsp, publicPageCsp } from '../../plugins/public-site.js';
 import { DOCS_CSP } from '../../plugins/openapi.js';
+import { ADMIN_CSP } from '../../plugins/admin-ui.js';
 import { buildTestApp, fixturesDir, type TestApp } from '../helpers/app.js';
 import { noChromium, openBrowser } from '../helpers/browser.js';
 import { multipart } from '../helpers/multipart.js';
@@ -52,6 +53,15 @@ t.test('public pages, feeds, files and /docs: nosniff, a Referrer-Policy and a p
   t.match(PUBLIC_FILE_CSP, /frame-ancestors 'none'/);
   t.notMatch(PUBLIC_PAGE_CSP, /unsafe/, 'no inline script or style on public pages');
   t.equal(publicPageCsp(['https://blog.example.com']), publicPageCsp(), 'an https origin is among https: already');
+
+  // The editor's preview: images from the service only (a draft must not call out to whoever wants to know who opened it).
+  const preview = await ctx.call({ method: 'GET', url: `/api/v1/posts/${post.id}/page` });
+  t.equal(preview.statusCode, 200);
+  t.equal(preview.headers['content-security-policy'], previewCsp(own));
+  t.match(preview.headers['content-security-policy'], /img-src 'self' http:\/\/localhost:3000;/);
+  t.notMatch(preview.headers['content-security-policy'], /https:|data:/);
+  t.equal(preview.headers['x-content-type-options'], 'nosniff');
+  t.match(ADMIN_CSP, /img-src 'self';/, 'the admin UI that frames it loads images from the service only too');
 
   // A draft's share link: the page's policy, and no referrer at all.
   const draft = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Draft', content: 'Soon.' } })).json().data.post as { id: string };

@@ -11,6 +11,7 @@ import { forbidden } from '../../../src/accounts/rules.js';
 import { MessageResponse, PendingBody, PendingResponse, RestoreResponse, RevisionListResponse, RevisionParams, ShareResponse } from '../../../src/schemas/revisions.js';
 import type { PendingChangeRow } from '../../../src/db/schema.js';
 import { renderMarkdown } from '../../../src/public-site/markdown.js';
+import { ownOrigins, previewCsp } from '../../../plugins/public-site.js';
 import { IdParams, errorResponses } from '../../../src/schemas/common.js';
 import { BatchBody, BatchResponse, GenerateBody, GenerateResponse } from '../../../src/schemas/generation.js';
 import {
@@ -342,7 +343,7 @@ export default async function postRoutes(fastify: FastifyInstance) {
       const site = await app.sites.get(request.site.id);
       const shown = pending ? { ...post, title: pending.title, description: pending.description, content: pending.content } : post;
       const html = await app.publicPages.preview(site, await app.publicSite.preview(site.id, shown));
-      return reply.header('Cache-Control', 'no-store').header('X-Robots-Tag', 'noindex').type('text/html; charset=utf-8').send(html);
+      return reply.header('Cache-Control', 'no-store').header('X-Robots-Tag', 'noindex').header('Content-Security-Policy', previewCsp(ownOrigins(app.config.publicBaseUrl, site))).type('text/html; charset=utf-8').send(html);
     },
   );
 }
