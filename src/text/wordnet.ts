@@ -251,3 +251,101 @@ function countOf(index: Buffer, lemma: string): number {
   }
   return total;
 }
+
+export interface UsageByPart {
+  noun: number;
+  verb: number;
+  adjective: number;
+  adverb: number;
+}
+
+const usageByPartCache = new Map<string, UsageByPart>();
+
+/**
+ * usageCount split by part of speech (index.sense's ss_type: 1 noun, 2 verb, 3 and 5 adjective,
+ * 4 adverb): whether a word is mostly used as a noun ("water") or as a verb ("rest", "care").
+ */
+export function usageByPart(word: string): UsageByPart {
+  const lower = word.toLowerCase().replace(/ /g, '_');
+  const cached = usageByPartCache.get(lower);
+  if (cached) return cached;
+  senseIndex ??= fs.readFileSync(path.join(load().dir, 'index.sense'));
+  const best: UsageByPart = { noun: 0, verb: 0, adjective: 0, adverb: 0 };
+  for (const form of new Set([lower, ...nounBases(lower)])) {
+    const counts = countsByPart(senseIndex, form);
+    for (const part of Object.keys(best) as (keyof UsageByPart)[]) best[part] = Math.max(best[part], counts[part]);
+  }
+  if (usageByPartCache.size > 5000) usageByPartCache.clear();
+  usageByPartCache.set(lower, best);
+  return best;
+}
+
+function countsByPart(index: Buffer, lemma: string): UsageByPart {
+  const counts: UsageByPart = { noun: 0, verb: 0, adjective: 0, adverb: 0 };
+  const parts: Record<string, keyof UsageByPart> = { '1': 'noun', '2': 'verb', '3': 'adjective', '4': 'adverb', '5': 'adjective' };
+  for (const line of senseLines(index, lemma)) {
+    const part = parts[line.charAt(lemma.length + 1)];
+    if (part) counts[part] += Number(line.split(' ')[3] ?? 0) || 0;
+  }
+  return counts;
+}
+
+/** index.sense's lines of a lemma ("lemma%ss_type:..."), found by binary search over the sorted file. */
+function senseLines(index: Buffer, lemma: string): string[] {
+  const key = Buffer.from(`${lemma}%`, 'latin1');
+  let low = 0;
+  let high = index.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const start = mid === 0 ? 0 : index.lastIndexOf(10, mid - 1) + 1;
+    const end = index.indexOf(10, start);
+    const line = index.subarray(start, end === -1 ? index.length : end);
+    if (Buffer.compare(line.subarray(0, key.length), key) < 0) low = (end === -1 ? index.length : end) + 1;
+    else high = start;
+  }
+  const lines: string[] = [];
+  for (let at = low; at < index.length; ) {
+    const end = index.indexOf(10, at);
+    const line = index.toString('latin1', at, end === -1 ? index.length : end);
+    if (!line.startsWith(`${lemma}%`)) break;
+    lines.push(line);
+    at = end === -1 ? index.length : end + 1;
+  }
+  return lines;
+}
+
+const unitCache = new Map<string, boolean>();
+
+/**
+ * Whether a noun's most frequent sense is a unit of measurement ("square metre", "mm", "litre",
+ * "kilogram"): a unit says how much of something, never what a post is about.
+ */
+export function isUnitOfMeasurement(word: string): boolean {
+  const lower = word.toLowerCase();
+  const cached = unitCache.get(lower);
+  if (cached !== undefined) return cached;
+  const db = load();
+  // Units of time ("minutes", "seconds") sit under "measure", not under "unit of measurement".
+  const units = new Set([nounSenses('unit of measurement')[0], nounSenses('time unit')[0]].filter((o): o is number => o !== undefined));
+  const first = nounSenses(lower)[0];
+  let found = false;
+  if (first !== undefined) {
+    const seen = new Set<number>();
+    let level = [first];
+    for (let steps = 0; steps < 20 && level.length > 0 && !found; steps++) {
+      const next: number[] = [];
+      for (const offset of level) {
+        if (units.has(offset)) found = true;
+        for (const h of synset(db, offset).hypernyms) {
+          if (seen.has(h)) continue;
+          seen.add(h);
+          next.push(h);
+        }
+      }
+      level = next;
+    }
+  }
+  if (unitCache.size > 5000) unitCache.clear();
+  unitCache.set(lower, found);
+  return found;
+}

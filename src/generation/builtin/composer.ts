@@ -10,6 +10,8 @@ import { WORD_TARGETS, type GeneratedPost, type GenerationRequest } from '../typ
 import { OUTLINE, OUTLINE_CONCLUSION, OUTLINE_EXAMPLES, OUTLINE_SECTIONS } from './aspects.js';
 import { deriveCategory, deriveTags, digest, type Digest, type Fact, type Section } from './digest.js';
 import { analyseTopic, midSentence, type Topic } from './topic.js';
+import { contentWords, isBareHeading, TAKEAWAY_LEAD, takesTransition, transitionOf, TRANSITIONS, withTransition } from './prose.js';
+import { tagWords } from '../../text/nlp.js';
 import { capitalize, contract, countWords, fill, hashString, listOf, pick, titleCase, unique } from './text.js';
 import { STYLE_VOICES, TONE_VOICES, type StyleVoice, type ToneVoice } from './voices.js';
 
@@ -17,10 +19,38 @@ import { STYLE_VOICES, TONE_VOICES, type StyleVoice, type ToneVoice } from './vo
 const PARAGRAPH_SENTENCES = 4;
 /** Key terms named in the conclusion. */
 const CONCLUSION_TERMS = 4;
+/** The introduction names the sections when there are at most this many. */
+const OVERVIEW_SECTIONS = 3;
+/** A short post drawing on fewer words of the sources than this leaves the audience line out. */
+const THIN_SHORT_WORDS = 150;
 /** Below this share of the word target, the description says why the post is short. */
 const SHORT_SHARE = 0.75;
 /** Passage text read for how the sources write the topic's words (capitals). */
 const CASING_EVIDENCE_CHARS = 20_000;
+
+const LONG_CLOSING = 'Take the points above one at a time, and come back to them as you go.';
+/** A focus longer than this reads badly in a heading: the topic's first noun phrase is used instead. */
+const MAX_FOCUS_WORDS = 5;
+
+/**
+ * The topic, short: its words up to the first preposition after a noun ("brewing better coffee"
+ * of "how to brew better coffee at home", "camping gear" of "camping gear for a weekend trip").
+ */
+function focusOf(topic: Topic): string {
+  const words = tagWords(topic.subject, { lowerFirst: false });
+  let end = words.length;
+  let sawNoun = false;
+  for (const [i, word] of words.entries()) {
+    if (sawNoun && ['ADP', 'SCONJ', 'PUNCT', 'AUX', 'VERB'].includes(word.pos)) {
+      end = i;
+      break;
+    }
+    if (word.pos === 'NOUN' || word.pos === 'PROPN') sawNoun = true;
+  }
+  const focus = words.slice(0, end).map((w, i) => (i > 0 && w.spaceBefore ? ' ' : '') + w.text).join('').replace(/^(?:the|a|an) /i, '');
+  if (!sawNoun || focus.split(' ').length > MAX_FOCUS_WORDS || topic.kind === 'question') return topic.phrases[0]?.replace(/^(?:the|a|an) /i, '') ?? focus;
+  return focus;
+}
 
 export class Composer {
   private readonly style: StyleVoice;
@@ -30,6 +60,10 @@ export class Composer {
   private readonly digest: Digest;
   private readonly vars: Record<string, string>;
   private readonly sourceText: string;
+  /** What the topic is about, short, mid-sentence ("brewing better coffee", "camping gear"): headings name it. */
+  private readonly focus: string;
+  /** Transitions given so far (they take turns). */
+  private transitions = 0;
 
   constructor(private readonly req: GenerationRequest) {
     this.style = STYLE_VOICES[req.style];
@@ -42,6 +76,7 @@ export class Composer {
     this.digest = digest(this.topic, topicProfile(this.topic.text), passages, req.length, target, req.includeExamples);
 
     const { topic } = this;
+    this.focus = focusOf(topic);
     const keys = this.keyTerms();
     const defaultAudience = topic.kind === 'question' ? 'anyone who has wondered the same' : 'anyone getting started';
     this.vars = {
@@ -120,8 +155,10 @@ export class Composer {
     const { sections, examples } = this.digest;
     const titles = sections.map((s) => midSentence(s.title, this.sourceText));
     const intro = [this.say(this.tone.opener[this.topic.kind])];
-    if (sections.length >= 2) intro.push(this.say(`It looks at ${listOf(titles)}.`));
-    intro.push(this.say(this.style.audience));
+    // The parts it covers, named when they are few and each is a phrase of its own.
+    if (sections.length >= 2 && sections.length <= OVERVIEW_SECTIONS && !sections.some((s) => isBareHeading(s.title))) intro.push(this.say(`It looks at ${listOf(titles)}.`));
+    // A short post on little source text keeps to the point: no line on who it is for, unless the request named them.
+    if (this.req.length !== 'short' || this.digest.usedWords > THIN_SHORT_WORDS || this.req.targetAudience?.trim()) intro.push(this.say(this.style.audience));
 
     const blocks = [intro.join(' ')];
     for (const section of sections) blocks.push(this.section(section));
@@ -131,7 +168,7 @@ export class Composer {
   }
 
   private section(section: Section): string {
-    const parts = [`## ${titleCase(capitalize(section.title))}`];
+    const parts = [`## ${titleCase(capitalize(this.sectionTitle(section)))}`];
     // Runs of facts from one file, each run attributed once.
     let run: Fact[] = [];
     const flush = () => {
@@ -168,7 +205,7 @@ export class Composer {
       } else {
         flushList();
         if (paragraph.length >= PARAGRAPH_SENTENCES) flushParagraph();
-        paragraph.push(fact.text);
+        paragraph.push(this.joined(fact.text, paragraph));
       }
     }
     flushParagraph();
@@ -178,6 +215,35 @@ export class Composer {
     if (blocks[last]!.startsWith('- ')) blocks.push(this.style.numberedCitations ? cite : `Source: *${facts[0]!.fileName}*.`);
     else blocks[last] = `${blocks[last]} ${cite}`;
     return blocks;
+  }
+
+  /**
+   * A source sentence as it joins the paragraph before it: every other one opens with a
+   * transition ("Also, ..."), when its first word can lose its capital.
+   */
+  private joined(sentence: string, paragraph: readonly string[]): string {
+    if (paragraph.length === 0 || transitionOf(paragraph.at(-1)!) !== null) return sentence;
+    if (!takesTransition(sentence)) return sentence;
+    const transition = TRANSITIONS[(this.seed + this.transitions++) % TRANSITIONS.length]!;
+    return withTransition(sentence, transition);
+  }
+
+  /**
+   * A section's heading: the source's heading or shared noun phrase when it is a phrase; a bare
+   * noun ("Water", "Cleaning") becomes a phrase about the topic ("Brewing Better Coffee: Water").
+   */
+  private sectionTitle(section: Section): string {
+    if (!isBareHeading(section.title)) return section.title;
+    const word = contentWords(section.title)[0];
+    const focusWords = new Set(contentWords(this.focus));
+    if (word && !focusWords.has(word) && this.focus) return `${capitalize(this.focus)}: ${capitalize(section.title)}`;
+    // The topic's own word: the longest phrase of the section's facts that holds it, else the topic's basics.
+    const phrase = section.facts
+      .flatMap((f) => f.phrases)
+      .map((p) => p.text)
+      .filter((text) => text.includes(' ') && !/\d/.test(text) && (!word || text.toLowerCase().includes(word)) && !isBareHeading(text))
+      .sort((a, b) => b.length - a.length)[0];
+    return phrase ?? `the basics of ${this.focus || this.topic.subject}`;
   }
 
   private itemText(fact: Fact): string {
@@ -199,7 +265,11 @@ export class Composer {
   private conclusion(): string[] {
     const keys = this.keyTerms();
     const line = keys.length >= 2 ? this.tone.conclusion[this.topic.kind] : this.tone.shortConclusion[this.topic.kind];
-    const blocks = [`## ${this.style.conclusionHeading}`, this.say(line)];
+    const { takeaway } = this.digest;
+    // A long post on as little source as a medium one still closes at more length than it.
+    const said = this.digest.sameAsMedium ? `${this.say(line)} ${this.say(LONG_CLOSING)}` : this.say(line);
+    const closing = takeaway ? `${said} ${this.say(TAKEAWAY_LEAD)} ${takeaway.text} ${this.cite(takeaway.fileName)}` : said;
+    const blocks = [`## ${this.style.conclusionHeading}`, closing];
     if (this.tone.callToAction) blocks.push(this.say(this.tone.callToAction));
     if (this.style.numberedCitations) blocks.push('## References', this.digest.files.map((file, i) => `${i + 1}. ${file}`).join('\n'));
     return blocks;

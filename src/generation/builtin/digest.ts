@@ -8,13 +8,15 @@
 import type { Length } from '../../limits.js';
 import { WINDOW_FLOOR, analysedPassage, coverage, groundingPassages, prepareNouns, type AnalysedUnit, type TopicProfile } from '../relevance.js';
 import { sentenceKey, stemsOf, type SourceRecord } from '../sources.js';
-import type { Passage } from '../types.js';
+import { WORD_TARGETS, type Passage } from '../types.js';
 import { tagMany, tagWords } from '../../text/nlp.js';
 import { STOPWORDS } from '../../text/stopwords.js';
 import { nounPhrases, type NounPhrase } from '../../text/phrases.js';
 import { midSentence, type Topic } from './topic.js';
 import { hasUnspacedScript, separateWords } from '../../text/cjk.js';
 import { countWords } from './text.js';
+import { isTagPhrase, listsThings } from './prose.js';
+import { isUnitOfMeasurement, usageCount } from '../../text/wordnet.js';
 
 export interface Fact {
   kind: 'sentence' | 'item' | 'record';
@@ -47,6 +49,8 @@ export interface Digest {
   passages: Passage[];
   sections: Section[];
   examples: Fact[];
+  /** A sentence held back to close the post with (a point the conclusion makes), or null. */
+  takeaway: Fact | null;
   /** Files cited, each once, in order of first use. */
   files: string[];
   /** Noun phrases of the facts used, most telling first (in two facts or more). */
@@ -56,11 +60,22 @@ export interface Digest {
   /** Words of all usable facts about the topic (what the sources had to say). */
   availableWords: number;
   usedWords: number;
+  /** A long post with nothing more from the sources than a medium one: its own framing makes it longer. */
+  sameAsMedium: boolean;
 }
 
 /** Words of a post's own framing (introduction, conclusion, headings): the rest is for facts. */
 const FRAME_WORDS = 110;
 const MAX_SECTIONS: Record<Length, number> = { short: 3, medium: 5, long: 8 };
+/**
+ * Share of what the sources have on the topic a post of each length may use: with little
+ * source text, a short post uses less of it rather than every length using all of it (a long
+ * post is then never shorter than a short one).
+ */
+const SOURCE_SHARE: Record<Length, number> = { short: 0.5, medium: 1, long: 1 };
+/** A takeaway is held back for the conclusion when the post has at least this many sentences. */
+const TAKEAWAY_MIN_SENTENCES = 4;
+const TAKEAWAY_MAX_WORDS = 35;
 const MAX_EXAMPLES = 3;
 const MIN_FACT_WORDS = 4;
 const MAX_FACT_WORDS = 55;
@@ -72,6 +87,8 @@ const NEAR_DUPLICATE = 0.85;
 const FIRST_PERSON = /\b(?:I|me|my|mine|I'm|I've|I'd|I'll)\b/;
 // Refers back to something the reader of an excerpt has not seen.
 const ANAPHORIC = /^(?:this|these|that|those|it|its|they|their|he|she|his|her|such|both|also|however|but|and|so|then|there|here|again|otherwise|instead|yes|no|not)\b/i;
+// "... can therefore collect": a conclusion drawn from the sentence before.
+const CONCLUDES = /\b(?:therefore|thus|hence|consequently|as a result)\b/i;
 const DOT_LEADERS = /(?:\.\s?){4,}|…{2,}|_{3,}/;
 // Text out of a PDF form: line numbers ("1 Credit carryforward"), numbers in a row, arrows, and
 // lines run together ("shown on return Your social security number Before you begin").
@@ -153,7 +170,7 @@ function candidatesOf(passages: readonly Passage[], profile: TopicProfile): Cand
         concrete: CONCRETE.test(unit.text),
         key,
         wordSet,
-        anaphoric: unit.kind === 'sentence' && ANAPHORIC.test(unit.text),
+        anaphoric: unit.kind === 'sentence' && (ANAPHORIC.test(unit.text) || CONCLUDES.test(unit.text)),
         previous: previousUsable ? previousUsable.order : null,
       };
       seen.set(key, candidate);
@@ -182,6 +199,8 @@ function analyseHeading(heading: string | null): string | null {
   if (tagged.length === 0 || tagged.length > 8) return null;
   const [first, second] = tagged;
   if (['AUX', 'PRON', 'CCONJ', 'SCONJ', 'INTJ', 'DET'].includes(first!.pos) && first!.text.toLowerCase() !== 'the') return null;
+  // "Cleaning", "Cooking": an activity, a fine name for a section.
+  if (tagged.length === 1 && /\p{L}{3,}ing$/u.test(first!.text)) return heading.replace(/[:.;,]+$/, '');
   // "Install the blog", "Use it": an instruction, not a name for a section.
   if (first!.pos === 'VERB' && (!second || ['DET', 'PRON', 'ADV'].includes(second.pos))) return null;
   if (!tagged.some((w) => (w.pos === 'NOUN' || w.pos === 'PROPN') && !STOPWORDS.has(w.text.toLowerCase()) && /\p{L}{2,}/u.test(w.text))) return null;
@@ -288,7 +307,7 @@ function group(facts: readonly Candidate[], profile: TopicProfile, maxSections: 
     for (const { phrase, facts: holding } of phraseCounts.values()) {
       const open = [...holding].filter((f) => !assigned.has(f));
       // A phrase naming the whole topic says nothing about a part of it; nor does "person".
-      if (open.length < 2 || isTopicPhrase(phrase) || GENERIC_HEADS.has(phrase.key)) continue;
+      if (open.length < 2 || isTopicPhrase(phrase) || GENERIC_HEADS.has(phrase.key) || namesUnit(phrase.key) || tooCommon(phrase.key)) continue;
       if (!best || open.length > best.facts.length || (open.length === best.facts.length && phrase.text.split(' ').length > best.phrase.text.split(' ').length)) {
         best = { phrase, facts: open };
       }
@@ -301,7 +320,9 @@ function group(facts: readonly Candidate[], profile: TopicProfile, maxSections: 
   for (const fact of facts) {
     if (!assigned.has(fact) && unheaded.includes(fact)) {
       const before = previous && previous.rank === fact.rank ? (assigned.get(previous) ?? byKey.get(headingKey(headingPhrase(previous.heading) ?? ''))) : undefined;
-      const title = fact.phrases.find((p) => !isTopicPhrase(p))?.text ?? fact.phrases[0]?.text ?? fact.fileName.replace(/\.[^.]+$/, '').replace(/[-_]+/g, ' ');
+      // Its own title: a phrase of several words if it has one, never a unit or a word too common to name anything.
+      const own = fact.phrases.filter((p) => !isTopicPhrase(p) && !namesUnit(p.key) && !tooCommon(p.key));
+      const title = (own.find((p) => p.text.includes(' ')) ?? own[0] ?? fact.phrases[0])?.text ?? fact.fileName.replace(/\.[^.]+$/, '').replace(/[-_]+/g, ' ');
       const g = before ?? add(title, fact);
       if (before) before.facts.push(fact);
       assigned.set(fact, g);
@@ -359,6 +380,38 @@ function pickExamples(sections: readonly Section[]): Fact[] {
   return picked.sort((a, b) => b.own - a.own || a.order - b.order).slice(0, MAX_EXAMPLES);
 }
 
+/**
+ * Uses in WordNet's sense-tagged corpus at which a single word is too common to name a part of a
+ * subject ("morning", "water", "home", "time"), as a section's title or a tag of its own.
+ */
+const COMMON_WORD_USES = 80;
+export const tooCommon = (key: string) => !key.includes(' ') && usageCount(key) >= COMMON_WORD_USES;
+
+/** A phrase naming a unit of measurement ("square metre", "mm hydrostatic head") is no section's subject. */
+const namesUnit = (key: string) => isUnitOfMeasurement(key) || key.split(' ').some((word) => isUnitOfMeasurement(word));
+
+/**
+ * The sentence the conclusion closes on: the one most about the topic that stands on its own
+ * (no "This ..." leaning back, none leaning on it, not a section's opening, not a list of
+ * things), taken out of a section that keeps two facts or more.
+ */
+const LEANS_BACK = /\b(?:it|its|they|them|their|this|these|those|he|she|his|her)\b/i;
+
+function pickTakeaway(sections: readonly Section[]): Fact | null {
+  const sentences = sections.flatMap((s) => s.facts).filter((f) => f.kind === 'sentence');
+  if (sentences.length < TAKEAWAY_MIN_SENTENCES) return null;
+  let best: Fact | null = null;
+  for (const section of sections) {
+    if (section.facts.length < 3) continue;
+    for (const [i, fact] of section.facts.entries()) {
+      const next = section.facts[i + 1] as Candidate | undefined;
+      if (i === 0 || fact.kind !== 'sentence' || (fact as Candidate).anaphoric || next?.anaphoric || fact.words > TAKEAWAY_MAX_WORDS || LEANS_BACK.test(fact.text) || listsThings(fact.text)) continue;
+      if (!best || score(fact as Candidate) > score(best as Candidate)) best = fact;
+    }
+  }
+  return best;
+}
+
 /** Words that name a place in a document, a date or anyone at all, not a subject. */
 const GENERIC_HEADS = new Set(
   `version line page section part chapter number item example case note table figure year month day week time
@@ -386,7 +439,7 @@ function keyTermsOf(sections: readonly Section[], examples: readonly Fact[]): { 
   }
   for (const fact of examples) for (const phrase of fact.phrases) bump(phrase, 1, fact.order);
   // A phrase in one fact only is as likely a tagging accident as a key term.
-  const ranked = [...counts.values()].filter((e) => !GENERIC_HEADS.has(e.phrase.key) && !/[.:;]/.test(e.phrase.text)).sort((a, b) => b.count - a.count || a.first - b.first);
+  const ranked = [...counts.values()].filter((e) => !GENERIC_HEADS.has(e.phrase.key) && !/[.:;]/.test(e.phrase.text) && isTagPhrase(e.phrase.text)).sort((a, b) => b.count - a.count || a.first - b.first);
   return {
     key: ranked.filter((e) => e.count >= 2).map((e) => e.phrase),
     minor: ranked.filter((e) => e.count === 1 && e.phrase.text.includes(' ')).map((e) => e.phrase),
@@ -397,7 +450,13 @@ export function digest(topic: Topic, profile: TopicProfile, passages: readonly P
   const relevant = groundingPassages(topic.text, passages);
   const candidates = candidatesOf(relevant, profile);
   const tier = tiers(candidates);
-  const selected = select(candidates, tier, Math.max(target - FRAME_WORDS, 60));
+  const available = [...tier.keys()].reduce((sum, f) => sum + f.words, 0);
+  const budgetOf = (l: Length) => Math.min(Math.max((l === length ? target : WORD_TARGETS[l]) - FRAME_WORDS, 60), Math.ceil(available * SOURCE_SHARE[l]));
+  const wordsOf = (facts: readonly Candidate[]) => facts.reduce((sum, f) => sum + f.words, 0);
+  // A short post uses fewer of the sources' words than a medium one would, whenever it can.
+  const forMedium = select(candidates, tier, budgetOf('medium'));
+  const selected =
+    length === 'medium' ? forMedium : select(candidates, tier, length === 'short' ? Math.min(budgetOf('short'), wordsOf(forMedium) - 1) : budgetOf('long'));
   // Noun phrases of the facts used (grouping, key terms): tagged in one pass.
   const tagged = tagMany(selected.map((fact) => (fact.record ? `${fact.record.title}. ${fact.record.body ?? ''}` : fact.text)));
   selected.forEach((fact, i) => (fact.phrases = nounPhrases(tagged[i]!)));
@@ -408,18 +467,23 @@ export function digest(topic: Topic, profile: TopicProfile, passages: readonly P
     examples = pickExamples(sections);
     sections = sections.map((section) => ({ ...section, facts: section.facts.filter((f) => !examples.includes(f)) }));
   }
+  const takeaway = pickTakeaway(sections);
+  if (takeaway) sections = sections.map((section) => ({ ...section, facts: section.facts.filter((f) => f !== takeaway) }));
   const files: string[] = [];
-  for (const fact of [...sections.flatMap((s) => s.facts), ...examples]) if (!files.includes(fact.fileName)) files.push(fact.fileName);
+  for (const fact of [...sections.flatMap((s) => s.facts), ...examples, ...(takeaway ? [takeaway] : [])]) if (!files.includes(fact.fileName)) files.push(fact.fileName);
   examples.sort((a, b) => a.order - b.order);
+  const sameAsMedium = length === 'long' && wordsOf(selected) <= wordsOf(forMedium);
   const terms = keyTermsOf(sections, examples);
   return {
     passages: relevant,
     sections,
     examples,
+    takeaway,
     files,
     keyTerms: terms.key,
     minorTerms: terms.minor,
-    availableWords: [...tier.keys()].reduce((sum, f) => sum + f.words, 0),
+    availableWords: available,
+    sameAsMedium,
     usedWords: selected.reduce((sum, f) => sum + f.words, 0),
   };
 }
@@ -466,9 +530,10 @@ export function deriveTags(topic: Topic, keyTerms: readonly NounPhrase[], catego
     return words.length ? [words.join(' ')] : [];
   });
   const tags: string[] = [];
-  for (const candidate of [...fromTopic, ...keyTerms.map((p) => p.text)]) {
+  const fromTerms = keyTerms.map((p) => p.text).filter((text) => !tooCommon(text.toLowerCase()));
+  for (const candidate of [...fromTopic, ...fromTerms]) {
     const tag = candidate.toLowerCase().trim();
-    if (tag.length < 2 || tag.length > 40 || STOPWORDS.has(tag) || tags.includes(tag)) continue;
+    if (tag.length < 2 || tag.length > 40 || STOPWORDS.has(tag) || tags.includes(tag) || !isTagPhrase(tag)) continue;
     tags.push(tag);
     if (tags.length >= MAX_TAGS) break;
   }

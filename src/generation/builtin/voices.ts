@@ -135,7 +135,7 @@ export interface ToneVoice {
   opener: ByKind;
   /** First sentence(s) of an outline draft. */
   outlineOpener: ByKind;
-  /** Closing line, with the post's key terms ({keys}, {firstKey}). */
+  /** Closing line, with the post's first key term ({firstKey}): a point, never a list of terms. */
   conclusion: ByKind;
   /** Closing line when the post has fewer than two key terms. */
   shortConclusion: ByKind;
@@ -156,9 +156,9 @@ export const TONE_VOICES: Record<Tone, ToneVoice> = {
       question: '{Question} This is an outline for a post that answers it.',
     },
     conclusion: {
-      subject: 'In short, what matters most for {subject} is {keys}.',
-      howto: 'In short, what matters most for {subject} is {keys}.',
-      question: 'So, {question} The sources point to {keys}.',
+      subject: 'In short, {subject} comes down to getting {firstKey} right, and the rest builds on it.',
+      howto: 'In short, {subject} comes down to getting {firstKey} right, and the rest builds on it.',
+      question: 'So, {question} Above all, the answer turns on {firstKey}.',
     },
     shortConclusion: {
       subject: 'That is what the sources say about {subject}.',
@@ -202,9 +202,9 @@ export const TONE_VOICES: Record<Tone, ToneVoice> = {
       question: '{Question} Good question. This outline plans the post that will answer it.',
     },
     conclusion: {
-      subject: 'So, which will you look at first: {keys}?',
-      howto: 'So, which will you try first: {keys}?',
-      question: 'So, {question} Which part of the answer will you try first: {keys}?',
+      subject: 'So, why not start with {firstKey} and see what changes?',
+      howto: 'So, why not start with {firstKey} and see what changes?',
+      question: 'So, {question} Start with {firstKey}, and see how far it takes you.',
     },
     shortConclusion: {
       subject: 'So, what will you try first?',
@@ -225,9 +225,9 @@ export const TONE_VOICES: Record<Tone, ToneVoice> = {
       question: '{Question} The answer deserves a rigorous post, and this outline plans it.',
     },
     conclusion: {
-      subject: 'Get {keys} right, and the rest follows.',
-      howto: 'Get {keys} right, and the rest follows.',
-      question: 'So, {question} The answer comes down to {keys}.',
+      subject: 'Get {firstKey} right first, and the rest follows.',
+      howto: 'Get {firstKey} right first, and the rest follows.',
+      question: 'So, {question} The answer comes down to {firstKey} first of all.',
     },
     shortConclusion: {
       subject: 'Follow what the sources say, and the results will follow.',
