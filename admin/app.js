@@ -18,9 +18,11 @@ import * as users from './users.js';
 import * as settings from './settings.js';
 import * as account from './account.js';
 import * as stats from './stats.js';
+import * as comments from './comments.js';
 
 const NAV = [
   ['/admin/posts', 'Posts', false],
+  ['/admin/comments', 'Comments', 'moderator'],
   ['/admin/media', 'Media', false],
   ['/admin/stats', 'Stats', false],
   ['/admin/knowledge', 'Knowledge', false],
@@ -39,6 +41,7 @@ const ROUTES = [
   { path: /^\/admin\/accept$/, screen: accept, public: true },
   { path: /^\/admin\/forgot$/, screen: forgot, public: true },
   { path: /^\/admin\/posts$/, screen: posts },
+  { path: /^\/admin\/comments$/, screen: comments, moderator: true },
   { path: /^\/admin\/posts\/new$/, screen: editor },
   { path: /^\/admin\/posts\/(?<id>[\w-]+)$/, screen: editor },
   { path: /^\/admin\/media$/, screen: media },
@@ -137,11 +140,29 @@ function drawChrome() {
   );
   replace(
     nav,
-    h('ul', {}, NAV.filter(([, , ownerOnly]) => owner || !ownerOnly).map(([href, text]) => h('li', {}, link(href, text)))),
+    h('ul', {}, NAV.filter(([, , only]) => owner || !only || (only === 'moderator' && moderator())).map(([href, text]) => h('li', {}, link(href, text)))),
   );
   nav.hidden = false;
   markCurrent();
+  void refreshPendingComments();
 }
+
+/** Owners and editors moderate comments. */
+const moderator = () => session && (session.role === 'owner' || session.role === 'editor');
+
+/** The pending comments' count beside "Comments" in the navigation. */
+async function refreshPendingComments() {
+  const entry = nav.querySelector('a[href="/admin/comments"]');
+  if (!entry || !moderator()) return;
+  let pending;
+  try {
+    pending = (await api('GET', '/comments?status=pending&limit=1')).pending;
+  } catch {
+    return; // The count is extra: the screen says what went wrong.
+  }
+  replace(entry, 'Comments', pending > 0 ? [' ', h('span', { class: 'nav-count' }, String(pending)), h('span', { class: 'visually-hidden' }, ' pending')] : null);
+}
+document.addEventListener('comments-changed', () => void refreshPendingComments());
 
 function markCurrent() {
   for (const a of nav.querySelectorAll('a')) {
@@ -176,6 +197,11 @@ async function show() {
     const next = location.pathname + location.search;
     history.replaceState(null, '', `/admin/sign-in?next=${encodeURIComponent(next)}`);
     return show();
+  }
+  if (route.moderator && !moderator()) {
+    document.title = 'Owners and editors only – Blog admin';
+    replace(main, h('h1', { tabindex: '-1' }, 'Owners and editors only'), h('p', {}, 'Only owners and editors of this site moderate comments.'));
+    return;
   }
   if (route.owner && session.role !== 'owner') {
     document.title = 'Owners only – Blog admin';

@@ -1,6 +1,6 @@
 // The post editor: autosave with a visible state, nothing lost on leaving, images into the
 // text, the real preview (the public page, framed), revisions, and the actions a role allows.
-import { api, ApiError } from './api.js';
+import { api, ApiError, query } from './api.js';
 import { busy, confirmDialog, confirmedAction, field, h, link, messageLine, replace, when } from './ui.js';
 import { statusText } from './posts.js';
 import { featureImagePicker } from './feature-image.js';
@@ -597,6 +597,8 @@ export async function render(main, ctx) {
   main.append(h('p', { class: 'crumbs' }, link('/admin/posts', '← Posts')), heading, tabs, state, writerNotes(ctx.params.id), saveState, form);
   // Its views of the last 30 days, below the form (stats are extra: nothing when they fail).
   if (!isNew) postChart(ctx.params.id).then((chart) => form.isConnected && form.after(chart), () => {});
+  // Its readers' comments, linked to the Comments screen (for those who moderate them).
+  if (!isNew && (ctx.session.role === 'owner' || ctx.session.role === 'editor')) commentCount(ctx.params.id).then((line) => state.isConnected && state.after(line), () => {});
   refreshPreview();
   return () => {
     if (timer) clearTimeout(timer);
@@ -605,4 +607,13 @@ export async function render(main, ctx) {
     window.removeEventListener('beforeunload', onBeforeUnload);
     ctx.setLeaveGuard(null);
   };
+}
+
+/** "3 comments, 1 waiting": the post's comments, linked to them on the Comments screen. */
+async function commentCount(postId) {
+  const [shown, waiting] = await Promise.all(['approved', 'pending'].map((status) => api('GET', `/comments${query({ status, postId, limit: 1 })}`)));
+  const count = shown.pagination.total;
+  const pending = waiting.pagination.total;
+  const text = `${count} comment${count === 1 ? '' : 's'}${pending > 0 ? `, ${pending} waiting` : ''}`;
+  return h('p', { class: 'meta comment-count' }, link(`/admin/comments${query({ status: pending > 0 ? 'pending' : 'approved', postId })}`, text));
 }

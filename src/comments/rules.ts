@@ -58,7 +58,8 @@ export function checkComment(input: CommentInput): CheckedComment {
   return {
     name: (input.name as string).trim(),
     email,
-    body: (input.body as string).trim(),
+    // Forms send line ends as CRLF: kept as LF, whichever way the comment came.
+    body: (input.body as string).trim().replace(/\r\n?/g, '\n'),
     parentId: typeof input.parentId === 'string' && input.parentId !== '' ? input.parentId : null,
   };
 }

@@ -31,12 +31,25 @@ if (form) {
     }
   };
 
+  /** The widget's answer: solved now when the reader was quicker than the proof of work (or it never started). */
+  const proof = async (data) => {
+    const widget = form.querySelector('altcha-widget');
+    if (data.altcha || !widget || typeof widget.verify !== 'function') return data.altcha;
+    status.textContent = 'Checking…';
+    const solved = await Promise.race([widget.verify().catch(() => null), new Promise((resolve) => setTimeout(resolve, 30_000, null))]);
+    return solved?.payload ?? '';
+  };
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = Object.fromEntries(new FormData(form));
     const button = form.querySelector('button[type="submit"]');
     button.disabled = true;
     try {
+      // Without an answer the comment is sent all the same: it waits for a moderator.
+      const altcha = await proof(data);
+      if (altcha) data.altcha = altcha;
+      else delete data.altcha;
       const answer = await fetch(form.dataset.api, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(data) });
       const json = await answer.json();
       if (answer.status === 201) {
