@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import t from 'tap';
-import { ISO_MS, UUID_V4, buildTestApp, type TestApp } from '../helpers/app.js';
+import { ISO_MS, UUID_V4, buildTestApp, fixturesDir, type TestApp } from '../helpers/app.js';
 import { closedPortUrl, hangingAnswer, startFakeOllama, validPost } from '../helpers/fake-ollama.js';
 import { multipart } from '../helpers/multipart.js';
 
@@ -135,6 +137,22 @@ t.test('ollama in auto mode writes the post and records the model', async (t) =>
   t.match(JSON.stringify(sent.messages), /1,?600/, 'length as a word target');
   const [row] = await ctx.rows<{ provider: string; model: string }>('select generator_provider as provider, generator_model as model from posts');
   t.same(row, { provider: 'ollama', model: 'llama3.2' });
+});
+
+t.test('with Ollama, the prompt carries the passages chosen for the topic, each with its file name, and not the others', async (t) => {
+  const ollama = await startFakeOllama(t);
+  const ctx = await buildTestApp(t, { GENERATOR: 'auto', OLLAMA_HOST: ollama.url }, { jobs: { autoStart: false } });
+  const butt = fs.readFileSync(path.join(fixturesDir, 'grounding-second/water-butt-guide.md'), 'utf8');
+  const skillet = fs.readFileSync(path.join(fixturesDir, 'grounding-second/cast-iron-skillet.txt'), 'utf8');
+  await uploadText(ctx, 'water-butt-guide.md', butt);
+  await uploadText(ctx, 'cast-iron-skillet.txt', skillet);
+  const res = await generate(ctx, { topic: 'Setting up a water butt for a vegetable garden', length: 'medium' });
+  t.equal(res.statusCode, 201);
+  const prompt = ollama.chatBodies[0]!.messages.map((m) => m.content).join('\n');
+  const cited = [...prompt.matchAll(/^\[\d+\] \(([^)]+)\) /gm)].map((m) => m[1]);
+  t.ok(cited.length > 0 && cited.every((name) => name === 'water-butt-guide.md'), `only the chosen document's passages, named: ${cited}`);
+  t.match(prompt, /\(water-butt-guide\.md\) [^\n]*water butt/i, 'a passage of it, as its text');
+  t.notMatch(prompt, /cast-iron-skillet\.txt|skillet/i, 'the unrelated document is not sent');
 });
 
 t.test('a client that disconnects cancels its generation', async (t) => {
