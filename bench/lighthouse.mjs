@@ -77,7 +77,7 @@ function postContent(i, title) {
 await runBench('bench/lighthouse', async () => {
   const dataDir = tempDir('blog-lighthouse-');
   const apiKey = makeApiKey();
-  // PUBLIC_BASE_URL is left at its default, http://localhost:<port>: Lighthouse loads the pages
+  // PUBLIC_BASE_URL is left at its default, http://127.0.0.1:<port>: Lighthouse loads the pages
   // from that origin, so canonical links and feed URLs point at the pages it audits.
   const server = await startServer({ dataDir, apiKey, env: { SITE_NAME: 'Field Notes' } });
   const auth = { authorization: `Bearer ${apiKey}` };
@@ -120,7 +120,7 @@ await runBench('bench/lighthouse', async () => {
   // The owner's first sign-in, through the setup link the first start printed.
   const setupToken = server.logTail().match(/\/admin\/setup#token=([\w-]+)/)?.[1];
   if (!setupToken) throw new Error('the first start printed no setup link');
-  const origin = `http://localhost:${server.port}`;
+  const origin = server.baseUrl;
   const signedIn = await request(server.baseUrl, 'POST', '/api/v1/auth/setup', { headers: { origin: server.baseUrl }, body: { token: setupToken, password: 'lighthouse-owner-password' } });
   if (signedIn.status !== 200) throw new Error(`POST /api/v1/auth/setup: ${signedIn.status} ${signedIn.text.slice(0, 300)}`);
   const cookie = [signedIn.headers['set-cookie']].flat().map((c) => c.split(';')[0]).join('; ');

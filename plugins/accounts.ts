@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Config } from '../src/config.js';
+import { addressForLinks, type Config } from '../src/config.js';
 import { cookieMaxAgeSeconds, SignInThrottle } from '../src/accounts/rules.js';
 import { verifyPassword } from '../src/accounts/passwords.js';
 import type { AccountStore, NewSession } from '../src/accounts/store.js';
@@ -30,8 +30,7 @@ const PURGE_INTERVAL_MS = 60 * 60_000;
  */
 export function serviceBaseUrl(config: Pick<Config, 'publicOrigin' | 'host' | 'port'>): string {
   if (config.publicOrigin) return config.publicOrigin;
-  const host = config.host === '0.0.0.0' || config.host === '::' || config.host === '' ? 'localhost' : config.host;
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.port}`;
+  return `http://${addressForLinks(config.host)}:${config.port}`;
 }
 
 export default fp(

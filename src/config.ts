@@ -310,11 +310,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (siteName.length > 200) throw new ConfigError('SITE_NAME', 'at most 200 characters');
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   // One core stays with the event loop (requests, search, the database); the rest compose.
-  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`);
+  const host = readString(env, 'HOST', '127.0.0.1');
+  // By default the public address is the one the first start prints (the setup link's): the
+  // listening address, or localhost when it listens on every interface.
+  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://${addressForLinks(host)}:${port}`);
   const builtinWorkers = readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64);
   return {
     port,
-    host: readString(env, 'HOST', '127.0.0.1'),
+    host,
     dataDir: path.resolve(readString(env, 'DATA_DIR', './data')),
     database: databaseTarget(env),
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
@@ -399,4 +402,10 @@ export function databaseTarget(env: Env = process.env): DatabaseTarget {
   }
   if (scheme === undefined) return { kind: 'sqlite', path: path.resolve(raw) };
   throw new ConfigError('DATABASE_URL', `expected postgres://, postgresql://, a file: URL or a path, got "${maskDatabaseUrl(raw)}"`);
+}
+
+/** A listening address as a link's host: localhost for every interface, an IPv6 literal in brackets. */
+export function addressForLinks(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return 'localhost';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }

@@ -156,6 +156,11 @@ t.test('configuration is validated and names the bad variable', async (t) => {
   t.equal(config.host, '127.0.0.1');
   t.equal(config.siteName, 'My Blog');
   t.equal(config.generator, 'auto');
+  // The public address the first start prints (its setup link's): where the service listens.
+  t.equal(config.publicBaseUrl, 'http://127.0.0.1:3000');
+  t.equal(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).publicBaseUrl, 'http://localhost:8080', 'every interface: localhost');
+  t.equal(loadConfig({ HOST: '::1' }).publicBaseUrl, 'http://[::1]:3000');
+  t.equal(loadConfig({ PUBLIC_BASE_URL: 'https://blog.example.com' }).publicBaseUrl, 'https://blog.example.com');
 });
 
 t.test('a start-up with a bad environment variable fails with its name', async (t) => {

@@ -42,7 +42,8 @@ export const SQLITE_ONLY = onPostgres && 'looks behind the API into SQLite';
 
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
   // The composer on the event loop: threads would each load the language model (the pool has its own tests).
-  return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', BUILTIN_WORKERS: '0', ...env });
+  // HOST localhost: the public address the tests' pages and links are written against (http://localhost:3000).
+  return loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, GENERATOR: 'builtin', JOB_POLL_MS: '50', BUILTIN_WORKERS: '0', HOST: 'localhost', ...env });
 }
 
 export interface TestApp {
