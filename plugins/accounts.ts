@@ -12,6 +12,8 @@ declare module 'fastify' {
     accounts: AccountStore;
     /** Failed sign-ins per email and per client address (in this process). */
     signInThrottle: SignInThrottle;
+    /** The session cookie's name (see sessionCookieName). */
+    sessionCookie: string;
     /** Sets the session cookie of a new session on the reply. */
     setSessionCookie(request: FastifyRequest, reply: FastifyReply, session: NewSession): void;
     clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void;
@@ -21,6 +23,14 @@ declare module 'fastify' {
 }
 
 export const SESSION_COOKIE = 'blog_session';
+
+/**
+ * The session cookie's name: `__Host-blog_session` when the service is served over HTTPS
+ * (PUBLIC_BASE_URL https), which a browser keeps only when it is Secure, for Path=/ and
+ * without a Domain (a tenant's page elsewhere cannot set or widen it); plain `blog_session`
+ * otherwise (plain-HTTP development, where no Secure cookie would be kept).
+ */
+export const sessionCookieName = (config: Pick<Config, 'publicOrigin'>) => (config.publicOrigin?.startsWith('https:') ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
 
 const PURGE_INTERVAL_MS = 60 * 60_000;
 
@@ -62,22 +72,26 @@ export default fp(
       if (purgeTimer) clearInterval(purgeTimer);
     });
 
+    const name = sessionCookieName(config);
+    app.decorate('sessionCookie', name);
+    const alwaysSecure = name !== SESSION_COOKIE;
     const cookieOptions = (request: FastifyRequest) => ({
       path: '/',
       httpOnly: true,
       sameSite: 'lax' as const,
-      // request.protocol follows X-Forwarded-Proto only when TRUST_PROXY trusts the proxy.
-      secure: request.protocol === 'https',
+      // Always with the __Host- prefix; else when the request came over HTTPS (request.protocol
+      // follows X-Forwarded-Proto only when TRUST_PROXY trusts the proxy).
+      secure: alwaysSecure || request.protocol === 'https',
     });
     app.decorate('setSessionCookie', (request: FastifyRequest, reply: FastifyReply, session: NewSession) => {
       const now = Date.now();
-      reply.setCookie(SESSION_COOKIE, session.token, {
+      reply.setCookie(name, session.token, {
         ...cookieOptions(request),
         maxAge: cookieMaxAgeSeconds(session.expiresAt, now),
       });
     });
     app.decorate('clearSessionCookie', (request: FastifyRequest, reply: FastifyReply) => {
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+      reply.clearCookie(name, cookieOptions(request));
     });
   },
   { name: 'accounts', dependencies: ['db'] },

@@ -142,11 +142,21 @@ export default fp(
         done(null, payload);
       });
 
+      // The UI and its session cookie live on the service's own host only: on a tenant's own
+      // domain (which serves that tenant's pages) /admin/ goes to the service's address.
+      const ownHost = new URL(app.serviceBaseUrl).host.toLowerCase();
+      admin.addHook('onRequest', async (request, reply) => {
+        const host = request.headers.host?.toLowerCase().replace(/:(80|443)$/, '');
+        if (!host || host === ownHost || !(await app.publicSite.byHost(host))) return;
+        return reply.code(302).header('Location', `${app.serviceBaseUrl}${request.url}`).header('Cache-Control', 'no-store').send();
+      });
+
       // Without a session cookie the shell says so, and the UI shows the sign-in screen without
       // first asking the API for a session it cannot have (a 401 in the browser's console).
       const signedOutShell = assets.shell.replace('<head>', '<head>\n<meta name="admin-session" content="none">');
+      const cookiePattern = new RegExp(`(?:^|;\\s*)${app.sessionCookie}=`);
       const sendShell = (request: FastifyRequest, reply: FastifyReply) => {
-        const hasCookie = /(?:^|;\s*)blog_session=/.test(request.headers.cookie ?? '');
+        const hasCookie = cookiePattern.test(request.headers.cookie ?? '');
         return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(hasCookie ? assets.shell : signedOutShell);
       };
 
@@ -164,5 +174,5 @@ export default fp(
       });
     });
   },
-  { name: 'admin-ui' },
+  { name: 'admin-ui', dependencies: ['accounts', 'public-site'] },
 );

@@ -4,7 +4,6 @@ import { forbidden, type Role, type SessionAuth } from '../src/accounts/rules.js
 import { AppError } from '../src/errors.js';
 import { AuthFailureBudget } from '../src/sites/auth-failures.js';
 import type { AuthenticatedKey, SiteRef } from '../src/sites/rules.js';
-import { SESSION_COOKIE } from './accounts.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -134,7 +133,7 @@ export default fp(
       const token = bearerToken(request);
       if (token === null) {
         // A request carrying both uses the key; without one, the session cookie.
-        const cookie = request.cookies?.[SESSION_COOKIE];
+        const cookie = request.cookies?.[app.sessionCookie];
         if (cookie) return bySession(request, cookie, done);
         return done(refuse(request));
       }
@@ -160,7 +159,7 @@ export default fp(
     app.decorate('requireSession', function requireSession(request, reply, done) {
       const wait = throttled(request, reply);
       if (wait) return done(wait);
-      const cookie = request.cookies?.[SESSION_COOKIE];
+      const cookie = request.cookies?.[app.sessionCookie];
       if (!cookie) return done(noSession());
       bySession(request, cookie, done);
     } as onRequestHookHandler);

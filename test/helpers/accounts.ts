@@ -11,9 +11,9 @@ export async function addUser(ctx: TestApp, email: string, role: Role, siteId = 
   return (await ctx.app.accounts.addMember(siteId, email, role, password)).user;
 }
 
-/** The `blog_session` cookie a response sets, or null. */
+/** The session cookie a response sets (`blog_session`, or `__Host-blog_session` behind an https PUBLIC_BASE_URL), or null. */
 export function sessionCookie(res: LightMyRequestResponse): string | null {
-  const cookie = res.cookies.find((c) => c.name === 'blog_session');
+  const cookie = res.cookies.find((c) => c.name === 'blog_session' || c.name === '__Host-blog_session');
   return cookie ? cookie.value : null;
 }
 
@@ -27,5 +27,5 @@ export async function signIn(ctx: TestApp, email: string, password = PASSWORD): 
 /** A request with the session cookie and no key, from the service's own origin unless `origin` says otherwise (null: none). */
 export function asUser(ctx: TestApp, cookie: string, options: InjectOptions & { origin?: string | null }): Promise<LightMyRequestResponse> {
   const { origin = OWN_ORIGIN, headers, ...rest } = options;
-  return ctx.call({ ...rest, key: null, headers: { ...(origin === null ? {} : { origin }), cookie: `blog_session=${cookie}`, ...headers } } as InjectOptions & { key: null });
+  return ctx.call({ ...rest, key: null, headers: { ...(origin === null ? {} : { origin }), cookie: `${ctx.app.sessionCookie}=${cookie}`, ...headers } } as InjectOptions & { key: null });
 }

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../../src/errors.js';
-import { SESSION_COOKIE } from '../../../plugins/accounts.js';
 import { errorResponses } from '../../../src/schemas/common.js';
 import { AcceptBody, ChangePasswordBody, ForgotBody, MessageResponse, ProfileBody, SessionResponse, SetupBody, SignInBody, SignedInResponse, SwitchSiteBody } from '../../../src/schemas/accounts.js';
 import { deliverReset } from '../../../src/accounts/delivery.js';
@@ -73,7 +72,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
       },
     },
     async (request, reply) => {
-      const token = request.cookies[SESSION_COOKIE];
+      const token = request.cookies[app.sessionCookie];
       if (token) {
         app.checkOrigin(request, true);
         const auth = await app.accounts.authenticate(token);
@@ -146,7 +145,7 @@ export default async function authRoutes(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       app.checkOrigin(request, false);
-      const cookie = request.cookies[SESSION_COOKIE];
+      const cookie = request.cookies[app.sessionCookie];
       const auth = cookie ? await app.accounts.authenticate(cookie) : undefined;
       if (auth) {
         const moved = await app.accounts.acceptInvitation(request.body.token, { auth });
