@@ -29,8 +29,36 @@ export async function render(main, ctx) {
   );
   const filter = h('p', { class: 'meta' });
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading comments…'));
-  main.append(heading('Comments'), tabs, filter, message.el, list);
+  const mailChoice = h('div');
+  main.append(heading('Comments'), mailChoice, tabs, filter, message.el, list);
   if (ctx.session.role === 'owner') main.append(eraseForm());
+  void drawMailChoice().catch(() => replace(mailChoice));
+
+  /** Each moderator's own choice: a mail when comments wait (at most one per post an hour). */
+  async function drawMailChoice() {
+    const data = await api('GET', '/comments/mail');
+    const box = h('input', { type: 'checkbox', id: 'comment-mail', checked: data.enabled, disabled: !data.mailConfigured });
+    const note = messageLine();
+    box.addEventListener('change', async () => {
+      note.clear();
+      box.disabled = true;
+      try {
+        const saved = await api('PUT', '/comments/mail', { enabled: box.checked });
+        note.ok(saved.enabled ? 'You will be mailed when comments wait.' : 'No more mail about waiting comments.');
+      } catch (error) {
+        box.checked = !box.checked;
+        note.error(error);
+      } finally {
+        box.disabled = false;
+      }
+    });
+    replace(
+      mailChoice,
+      h('div', { class: 'check' }, box, h('label', { for: box.id }, 'Email me when comments wait (at most one mail per post an hour)')),
+      data.mailConfigured ? null : h('p', { class: 'hint' }, 'Mail is not set up on this service (SMTP_URL), so none is sent.'),
+      note.el,
+    );
+  }
 
   async function load() {
     const data = await api('GET', `/comments${query({ status, postId, page, limit: PAGE_SIZE })}`);

@@ -85,6 +85,8 @@ export const COPIED_TABLES: readonly TableCopy[] = [
   { sqlite: lite.newsletterRecipients, pg: pg.newsletterRecipients, key: ['postId', 'subscriberId'] },
   // Readers' comments, after their posts (a reply after its parent: oldest first).
   { sqlite: lite.comments, pg: pg.comments, key: ['id'] },
+  { sqlite: lite.commentNotices, pg: pg.commentNotices, key: ['postId'] },
+  { sqlite: lite.commentMailChoices, pg: pg.commentMailChoices, key: ['userId', 'siteId'] },
 ];
 
 /**

@@ -35,6 +35,13 @@ export interface CommentsPort {
   knownAuthor(siteId: string, email: string): boolean;
   /** Forgets a (folded) email on every comment of the site; answers how many comments held it. */
   eraseEmail(siteId: string, email: string): number;
+  /** Claims the post's mail to staff: true (noted at `now`) when none was sent since `since`. */
+  claimNotice(siteId: string, postId: string, now: Date, since: Date): boolean;
+  /** The addresses of the site's owners and editors who take mail about pending comments (owners unless they said no, editors if they said yes). */
+  noticeRecipients(siteId: string): string[];
+  /** A person's own choice of that mail on a site; undefined when they made none. */
+  mailChoice(userId: string, siteId: string): boolean | undefined;
+  setMailChoice(userId: string, siteId: string, enabled: boolean): void;
 }
 
 declare module '../db/steps.js' {

@@ -1,5 +1,5 @@
-import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
-import { comments, posts } from '../db/pg-schema.js';
+import { and, asc, count, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { commentMailChoices, commentNotices, comments, memberships, posts, users } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { CommentStatus } from '../limits.js';
@@ -7,6 +7,10 @@ import type { CommentFilter, CommentsPort } from './port.js';
 
 const where = (siteId: string, filter: CommentFilter): SQL =>
   and(eq(comments.siteId, siteId), filter.status ? eq(comments.status, filter.status) : undefined, filter.postId ? eq(comments.postId, filter.postId) : undefined)!;
+
+/** Owners unless they said no, editors if they said yes. */
+const RECIPIENTS = (siteId: string) =>
+  and(eq(memberships.siteId, siteId), or(and(eq(memberships.role, 'owner'), or(isNull(commentMailChoices.enabled), eq(commentMailChoices.enabled, true))), and(eq(memberships.role, 'editor'), eq(commentMailChoices.enabled, true))));
 
 /** The comments port on PostgreSQL. */
 export const postgresComments: AsyncAdapter<CommentsPort, PgExecutor> = {
@@ -45,4 +49,25 @@ export const postgresComments: AsyncAdapter<CommentsPort, PgExecutor> = {
       .where(and(eq(comments.siteId, siteId), eq(comments.authorEmail, email), eq(comments.status, 'approved')))
       .limit(1)).length > 0,
   eraseEmail: async (tx, siteId, email) => (await tx.update(comments).set({ authorEmail: null }).where(and(eq(comments.siteId, siteId), eq(comments.authorEmail, email)))).rowCount ?? 0,
+  claimNotice: async (tx, siteId, postId, now, since) =>
+    ((
+      await tx
+        .insert(commentNotices)
+        .values({ postId, siteId, sentAt: now })
+        .onConflictDoUpdate({ target: commentNotices.postId, set: { sentAt: now }, setWhere: lt(commentNotices.sentAt, since) })
+    ).rowCount ?? 0) > 0,
+  noticeRecipients: async (tx, siteId) =>
+    (
+      await tx
+        .select({ email: users.email })
+        .from(memberships)
+        .innerJoin(users, eq(users.id, memberships.userId))
+        .leftJoin(commentMailChoices, and(eq(commentMailChoices.userId, memberships.userId), eq(commentMailChoices.siteId, memberships.siteId)))
+        .where(RECIPIENTS(siteId))
+        .orderBy(asc(users.email))
+    ).map((row) => row.email),
+  mailChoice: async (tx, userId, siteId) =>
+    (await tx.select({ enabled: commentMailChoices.enabled }).from(commentMailChoices).where(and(eq(commentMailChoices.userId, userId), eq(commentMailChoices.siteId, siteId))))[0]?.enabled,
+  setMailChoice: async (tx, userId, siteId, enabled) =>
+    void (await tx.insert(commentMailChoices).values({ userId, siteId, enabled }).onConflictDoUpdate({ target: [commentMailChoices.userId, commentMailChoices.siteId], set: { enabled } })),
 };

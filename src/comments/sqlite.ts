@@ -1,12 +1,16 @@
-import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
-import { comments, posts } from '../db/schema.js';
+import { commentMailChoices, commentNotices, comments, memberships, posts, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { CommentStatus } from '../limits.js';
 import type { CommentFilter, CommentsPort } from './port.js';
 
 const where = (siteId: string, filter: CommentFilter): SQL =>
   and(eq(comments.siteId, siteId), filter.status ? eq(comments.status, filter.status) : undefined, filter.postId ? eq(comments.postId, filter.postId) : undefined)!;
+
+/** Owners unless they said no, editors if they said yes. */
+const RECIPIENTS = (siteId: string) =>
+  and(eq(memberships.siteId, siteId), or(and(eq(memberships.role, 'owner'), or(isNull(commentMailChoices.enabled), eq(commentMailChoices.enabled, true))), and(eq(memberships.role, 'editor'), eq(commentMailChoices.enabled, true))));
 
 /** The comments port on SQLite. */
 export const sqliteComments: SyncAdapter<CommentsPort, Executor> = {
@@ -49,4 +53,24 @@ export const sqliteComments: SyncAdapter<CommentsPort, Executor> = {
       .limit(1)
       .get() !== undefined,
   eraseEmail: (tx, siteId, email) => tx.update(comments).set({ authorEmail: null }).where(and(eq(comments.siteId, siteId), eq(comments.authorEmail, email))).run().changes,
+  claimNotice: (tx, siteId, postId, now, since) =>
+    tx
+      .insert(commentNotices)
+      .values({ postId, siteId, sentAt: now })
+      .onConflictDoUpdate({ target: commentNotices.postId, set: { sentAt: now }, setWhere: lt(commentNotices.sentAt, since) })
+      .run().changes > 0,
+  noticeRecipients: (tx, siteId) =>
+    tx
+      .select({ email: users.email })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .leftJoin(commentMailChoices, and(eq(commentMailChoices.userId, memberships.userId), eq(commentMailChoices.siteId, memberships.siteId)))
+      .where(RECIPIENTS(siteId))
+      .orderBy(asc(users.email))
+      .all()
+      .map((row) => row.email),
+  mailChoice: (tx, userId, siteId) =>
+    tx.select({ enabled: commentMailChoices.enabled }).from(commentMailChoices).where(and(eq(commentMailChoices.userId, userId), eq(commentMailChoices.siteId, siteId))).get()?.enabled,
+  setMailChoice: (tx, userId, siteId, enabled) =>
+    void tx.insert(commentMailChoices).values({ userId, siteId, enabled }).onConflictDoUpdate({ target: [commentMailChoices.userId, commentMailChoices.siteId], set: { enabled } }).run(),
 };

@@ -145,6 +145,17 @@ export class CommentStore {
     return this.db.read(() => ask('comments', 'count', siteId, status, postId));
   }
 
+  /** Whether a person takes mail about pending comments on a site: their choice, else on for owners only. */
+  mailChoice(userId: string, siteId: string, role: string): Promise<boolean> {
+    return this.db.read(function* () {
+      return (yield* ask('comments', 'mailChoice', userId, siteId)) ?? role === 'owner';
+    });
+  }
+
+  setMailChoice(userId: string, siteId: string, enabled: boolean): Promise<void> {
+    return this.db.write(() => ask('comments', 'setMailChoice', userId, siteId, enabled));
+  }
+
   /** Forgets an email on every comment of the site; answers how many comments held it. */
   eraseEmail(siteId: string, email: string): Promise<number> {
     return this.db.write(() => ask('comments', 'eraseEmail', siteId, foldEmail(email)));

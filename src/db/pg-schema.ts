@@ -89,3 +89,5 @@ export const subscribers = pgTableOf(tables.subscribers);
 export const newsletterSends = pgTableOf(tables.newsletterSends);
 export const newsletterRecipients = pgTableOf(tables.newsletterRecipients);
 export const comments = pgTableOf(tables.comments);
+export const commentNotices = pgTableOf(tables.commentNotices);
+export const commentMailChoices = pgTableOf(tables.commentMailChoices);

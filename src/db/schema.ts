@@ -36,6 +36,8 @@ export const spamGuardKeys = sqliteTableOf(tables.spamGuardKeys);
 export const spamGuardChallenges = sqliteTableOf(tables.spamGuardChallenges);
 export const spamGuardWindows = sqliteTableOf(tables.spamGuardWindows);
 export const comments = sqliteTableOf(tables.comments);
+export const commentNotices = sqliteTableOf(tables.commentNotices);
+export const commentMailChoices = sqliteTableOf(tables.commentMailChoices);
 
 export type Site = typeof sites.$inferSelect;
 export type PostRow = typeof posts.$inferSelect;

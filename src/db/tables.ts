@@ -769,3 +769,32 @@ export const comments = defineTable(
     index('comments_parent_idx').on(t.parentId),
   ],
 );
+
+/**
+ * The last mail staff were sent about a post's pending comments: at most one an hour per post,
+ * on every instance (the slot is claimed in the transaction that keeps the comment).
+ */
+export const commentNotices = defineTable('comment_notices', {
+  postId: text('post_id')
+    .primaryKey()
+    .references(() => posts.columns.id, { onDelete: 'cascade' }),
+  siteId: text('site_id')
+    .notNull()
+    .references(() => sites.columns.id, { onDelete: 'cascade' }),
+  sentAt: timestamp('sent_at').notNull(),
+});
+
+/** A person's choice of mail about pending comments on a site (none kept: on for owners, off for editors). */
+export const commentMailChoices = defineTable(
+  'comment_mail_choices',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.columns.id, { onDelete: 'cascade' }),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.columns.id, { onDelete: 'cascade' }),
+    enabled: boolean('enabled').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.siteId] })],
+);

@@ -59,3 +59,11 @@ export const StaffReplyBody = Type.Object({
 }, { examples: [{ body: 'Thanks for reading: the follow-up post is on its way.' }] });
 export const EraseEmailBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: MAX_COMMENT_EMAIL_LENGTH }) }, { examples: [{ email: 'reader@example.com' }] });
 export const EraseEmailResponse = envelope(Type.Object({ message: Type.String(), erased: Type.Integer({ description: 'Comments that held the email' }) }));
+
+export const CommentMailBody = Type.Object({ enabled: Type.Boolean({ description: 'Mail me when comments wait (at most one mail per post an hour)' }) }, { examples: [{ enabled: false }] });
+export const CommentMailResponse = envelope(
+  Type.Object({
+    enabled: Type.Boolean({ description: 'Whether the signed-in person is mailed when comments wait on this site (by default: owners yes, editors no)' }),
+    mailConfigured: Type.Boolean({ description: 'Whether the service can send mail at all (SMTP_URL)' }),
+  }),
+);

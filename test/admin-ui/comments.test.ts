@@ -45,6 +45,10 @@ t.test('comments: the no-JavaScript form, the Comments screen, the JavaScript fo
   await nav.getByRole('link', { name: 'Comments 1 pending' }).waitFor();
   await comments.click();
   await page.getByRole('heading', { level: 1, name: 'Comments' }).waitFor();
+  const mailBox = page.getByLabel('Email me when comments wait (at most one mail per post an hour)');
+  await mailBox.waitFor();
+  t.ok(await mailBox.isChecked(), 'an owner is mailed by default');
+  t.ok(await page.getByText('Mail is not set up on this service (SMTP_URL), so none is sent.').isVisible(), 'and told when mail is not set up');
   t.equal(await page.getByRole('navigation', { name: 'Comment status' }).getByRole('link', { name: 'Pending' }).getAttribute('aria-current'), 'page', 'Pending is the first tab');
   const row = page.locator('li.comment', { hasText: 'Ada Reader' });
   await row.getByText('held: no proof of work (sent without JavaScript)').waitFor();

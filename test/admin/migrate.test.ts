@@ -10,6 +10,7 @@ import { serverOptions } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { openDatabase } from '../../src/db/sqlite.js';
 import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
+import { ask } from '../../src/db/steps.js';
 import { postgresStores } from '../../src/stores/postgres.js';
 import { sqliteStores } from '../../src/stores/sqlite.js';
 import { ErrorEnvelope, SiteSchema } from '../../src/schemas/common.js';
@@ -139,6 +140,10 @@ async function buildSqliteSite(t: Test): Promise<SqliteSite> {
   const shown = (await call('POST', `/api/v1/posts/${published.id}/comments`, { body: 'Welcome, readers.' })).data.comment;
   await call('POST', `/api/v1/posts/${published.id}/comments`, { body: 'A reply.', parentId: shown.id });
   await ctx.app.inject({ method: 'POST', url: `/content/v1/sites/my-blog/posts/espresso-guide/comments`, payload: { name: 'Ada', email: 'ada@example.com', body: 'Lovely.' }, remoteAddress: '192.0.2.8' });
+  // Staff mail about waiting comments: a person's choice, and a post's last mail (sent only with SMTP set up).
+  const staff = (await ctx.app.accounts.addMember(ctx.site.id, 'moderator@blog.example', 'editor')).user;
+  await ctx.app.comments.setMailChoice(staff.id, ctx.site.id, true);
+  await ctx.app.stores.db.write(() => ask('comments', 'claimNotice', ctx.site.id, published.id, new Date(), new Date(Date.now() - 3_600_000)));
 
   // Knowledge files, indexed.
   const files: { id: string; name: string }[] = [];

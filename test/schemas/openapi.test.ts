@@ -99,6 +99,8 @@ const OPERATION_IDS = {
   'DELETE /api/v1/comments/{id}': 'deleteComment',
   'POST /api/v1/posts/{id}/comments': 'replyToPost',
   'POST /api/v1/comments/erase-email': 'eraseCommenterEmail',
+  'GET /api/v1/comments/mail': 'getCommentMail',
+  'PUT /api/v1/comments/mail': 'setCommentMail',
 };
 
 /** Actions that take no body (POST because they change something). */

@@ -3,12 +3,14 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { checkComment } from '../../../src/comments/rules.js';
 import { staffComment } from '../../../src/comments/view.js';
 import { ask } from '../../../src/db/steps.js';
-import { AppError, notFound } from '../../../src/errors.js';
+import { AppError, notFound, validationError } from '../../../src/errors.js';
 import { paginationOf } from '../../../src/pagination.js';
 import {
   CommentDeletedResponse,
   CommentListQuery,
   CommentListResponse,
+  CommentMailBody,
+  CommentMailResponse,
   CommentResponse,
   EraseEmailBody,
   EraseEmailResponse,
@@ -91,6 +93,32 @@ export default async function commentRoutes(fastify: FastifyInstance) {
       const input = checkComment({ name: site.name.slice(0, 80), body: request.body.body, parentId: request.body.parentId ?? null });
       const row = await app.comments.staffReply(site, { id: post.id, title: post.title, slug: post.slug, commentsEnabled: true }, input);
       return reply.code(201).send({ success: true as const, data: { message: 'Reply published', comment: staffComment({ ...row, postTitle: post.title, postSlug: post.slug }) } });
+    },
+  );
+
+  /** Only a person has a mailbox: an API key has no such choice. */
+  const personOf = (userId: string | null) => {
+    if (!userId) throw validationError('Mail about pending comments is a choice of a signed-in person, not of an API key');
+    return userId;
+  };
+
+  app.get(
+    '/comments/mail',
+    { schema: { tags, operationId: 'getCommentMail', summary: 'Whether you are mailed when comments wait on this site (signed in)', response: { 200: CommentMailResponse, ...errorResponses } } },
+    async (request) => {
+      const enabled = await app.comments.mailChoice(personOf(request.userId), request.site.id, request.role);
+      return { success: true as const, data: { enabled, mailConfigured: app.mail.configured } };
+    },
+  );
+
+  app.put(
+    '/comments/mail',
+    {
+      schema: { tags, operationId: 'setCommentMail', summary: 'Turn the mail about waiting comments on or off for you on this site (signed in)', body: CommentMailBody, response: { 200: CommentMailResponse, ...errorResponses } },
+    },
+    async (request) => {
+      await app.comments.setMailChoice(personOf(request.userId), request.site.id, request.body.enabled);
+      return { success: true as const, data: { enabled: request.body.enabled, mailConfigured: app.mail.configured } };
     },
   );
 

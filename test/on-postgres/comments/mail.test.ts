@@ -1,0 +1,4 @@
+// test/comments/mail.test.ts again, on PostgreSQL (see run-on-postgres.ts).
+import { runOnPostgres } from '../run-on-postgres.js';
+
+await runOnPostgres(() => import('../../comments/mail.test.js'));
