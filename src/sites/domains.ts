@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import dns from 'node:dns';
+import os from 'node:os';
 import type { Site } from '../db/schema.js';
 
 /**
@@ -64,10 +65,56 @@ export async function tokenMissing(url: string, token: string, resolveTxt: Resol
 }
 
 /**
- * Hosts no site may claim: the service's own (PUBLIC_BASE_URL's and HOST's), compared by
- * hostname whatever the port.
+ * A hostname as the reserved check compares it: lower case, without brackets or trailing dots,
+ * an IP address in its one canonical spelling (IPv4 in any of the forms URLs accept, such as
+ * 0x7f.1 or 2130706433, as dotted decimal; IPv6 compressed and without a zone; an IPv4-mapped
+ * IPv6 address as its IPv4 address).
  */
-export function reservedHosts(config: { publicBaseUrl: string; host: string }): ReadonlySet<string> {
-  const hosts = new Set<string>([hostnameOf(config.publicBaseUrl), config.host.replace(/^\[(.*)\]$/, '$1').toLowerCase()]);
-  return hosts;
+export function canonicalHost(raw: string): string {
+  let host = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+  if (host.includes(':')) {
+    // A link-local address's zone (fe80::1%eth0) names an interface of this machine, not another address.
+    host = host.replace(/%.*$/, '');
+    if (!URL.canParse(`http://[${host}]/`)) return host;
+    const ipv6 = new URL(`http://[${host}]/`).hostname.slice(1, -1);
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ipv6);
+    if (!mapped) return ipv6;
+    const [high, low] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+    return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return URL.canParse(`http://${host}/`) ? new URL(`http://${host}/`).hostname : host;
+}
+
+const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::']);
+
+/** localhost, a name under .localhost, 127.0.0.0/8 or ::1 (canonical hosts). */
+const isLoopback = (host: string) => host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
+
+/** Hosts no site may claim (see reservedHosts). */
+export interface ReservedHosts {
+  has(hostname: string): boolean;
+}
+
+/**
+ * Hosts no site may claim: the service's own (PUBLIC_BASE_URL's and HOST's), compared by
+ * canonical hostname (canonicalHost) whatever the port. When the service listens on a loopback
+ * or wildcard address, or PUBLIC_BASE_URL is a loopback name, every loopback name and address
+ * is its own; listening on a wildcard, so is every address of the machine's interfaces.
+ */
+export function reservedHosts(config: { publicBaseUrl: string; host: string }, interfaceAddresses: () => string[] = localAddresses): ReservedHosts {
+  const listen = canonicalHost(config.host);
+  const own = new Set([canonicalHost(hostnameOf(config.publicBaseUrl)), listen]);
+  if (WILDCARD_HOSTS.has(listen)) for (const address of interfaceAddresses()) own.add(canonicalHost(address));
+  own.delete('');
+  const loopbackIsOwn = WILDCARD_HOSTS.has(listen) || [...own].some(isLoopback);
+  return {
+    has(hostname) {
+      const host = canonicalHost(hostname);
+      return own.has(host) || (loopbackIsOwn && isLoopback(host));
+    },
+  };
+}
+
+function localAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flatMap((addresses) => (addresses ?? []).map((address) => address.address));
 }

@@ -14,7 +14,7 @@ import { slugify } from '../text/slug.js';
 import { normalizeEmail } from '../newsletters/rules.js';
 import { COMMENT_MODES, type CommentMode } from '../limits.js';
 import { MAX_BLOCKED_WORD_LENGTH, MAX_BLOCKED_WORDS, normaliseBlockedWords } from '../spam-guard/rules.js';
-import { hostnameOf, newDomainToken } from './domains.js';
+import { hostnameOf, newDomainToken, type ReservedHosts } from './domains.js';
 import { hasVisibleCharacter, isWellFormed } from '../text/wellformed.js';
 import type { ApiKeyInfo, AuthenticatedKey, SiteRef } from './port.js';
 
@@ -169,7 +169,7 @@ export function checkPatchNotEmpty(patch: SiteSettingsPatch): void {
 
 export interface SettingsOptions {
   /** Hosts no site may claim (the service's own: see domains.ts reservedHosts). */
-  reservedHosts?: ReadonlySet<string>;
+  reservedHosts?: ReservedHosts;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Site } from '../db/schema.js';
 import { ask, inSavepoint, type StepDatabase, type Steps } from '../db/steps.js';
 import { conflict, notFound } from '../errors.js';
 import { then, type MaybePromise } from '../maybe.js';
-import { systemResolveTxt, tokenMissing, type ResolveTxt } from './domains.js';
+import { systemResolveTxt, tokenMissing, type ReservedHosts, type ResolveTxt } from './domains.js';
 import { KeyLookupCache, type KeyChanges } from './key-cache.js';
 import { HandleTakenMeanwhile } from './port.js';
 import {
@@ -115,7 +115,7 @@ export function* bootstrapFirstSiteSteps(siteName: string, bootstrapKey: string 
 
 /** How the store proves domains: the hosts no site may claim, the DNS lookup (tests give their own). */
 export interface DomainOptions {
-  reservedHosts?: ReadonlySet<string>;
+  reservedHosts?: ReservedHosts;
   resolveTxt?: ResolveTxt;
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { runAdmin } from '../../src/admin/cli.js';
-import type { ResolveTxt } from '../../src/sites/domains.js';
+import { canonicalHost, reservedHosts, type ResolveTxt } from '../../src/sites/domains.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /** A DNS of TXT records the test sets, answering as Node's resolver does (ENODATA/ENOTFOUND, or a failure). */
@@ -69,9 +69,38 @@ t.test("the service's own hosts can never be claimed", async (t) => {
     t.equal(res.statusCode, 400, `${url}: ${res.body}`);
     t.match(res.json().error, { code: 'VALIDATION_ERROR', details: [{ path: '/body/url', message: /service's own address/ }] });
   }
+  // Other spellings of the same hosts: upper case with a trailing dot, IPv6 spellings of the IPv4 address.
+  for (const url of ['https://BLOGS.EXAMPLE.NET.', 'http://blogs.example.net.:8080', 'http://[::ffff:203.0.113.7]', 'http://[0:0:0:0:0:ffff:cb00:7107]:3000', 'http://203.0.113.7.']) {
+    const res = await patch(ctx, { url });
+    t.equal(res.statusCode, 400, `${url}: ${res.body}`);
+    t.match(res.json().error, { code: 'VALIDATION_ERROR', details: [{ path: '/body/url', message: /service's own address/ }] });
+  }
   t.equal((await home(ctx, 'blogs.example.net')).statusCode, 404, 'the platform host still serves no tenant');
   // Nor through the admin CLI.
   await t.rejects(runAdmin(['site', 'update', ctx.site.id, '--url', 'https://blogs.example.net'], ctx.config, () => {}), { code: 'VALIDATION_ERROR' });
+});
+
+t.test('on loopback, every loopback name and address is the service\'s own, however spelled', async (t) => {
+  const ctx = await buildTestApp(t, { PUBLIC_BASE_URL: 'http://localhost:3000', HOST: '127.0.0.1' });
+  for (const url of ['http://LOCALHOST.', 'http://localhost.:3000', 'http://app.localhost', 'http://127.0.0.2', 'http://[::1]:3000', 'http://[0:0:0:0:0:0:0:1]', 'http://[::ffff:127.0.0.1]', 'http://2130706433']) {
+    const res = await patch(ctx, { url });
+    t.equal(res.statusCode, 400, `${url}: ${res.body}`);
+  }
+  t.equal((await patch(ctx, { url: 'https://tenant.test' })).statusCode, 200, 'a real domain may be claimed');
+});
+
+t.test('reservedHosts compares canonical hosts; a wildcard listener owns its interfaces\' addresses', (t) => {
+  const spelled = reservedHosts({ publicBaseUrl: 'https://Blogs.Example.NET./', host: '2001:DB8:0:0::7' }, () => []);
+  for (const host of ['blogs.example.net', 'BLOGS.example.net..', '2001:db8::7', '[2001:0db8:0000:0000:0000:0000:0000:0007]']) t.ok(spelled.has(host), host);
+  for (const host of ['blogs.example.org', 'example.net', 'localhost', '127.0.0.1', '2001:db8::8']) t.notOk(spelled.has(host), `${host} is not the service's`);
+
+  const wildcard = reservedHosts({ publicBaseUrl: 'https://blogs.example.net', host: '0.0.0.0' }, () => ['192.0.2.10', 'fe80::1%eth0', '127.0.0.1']);
+  for (const host of ['192.0.2.10', '[::ffff:c000:20a]', 'fe80::1', 'localhost', '127.1.2.3']) t.ok(wildcard.has(host), host);
+  t.notOk(wildcard.has('192.0.2.11'));
+  t.equal(canonicalHost('[::FFFF:7F00:1]'), '127.0.0.1');
+  t.equal(canonicalHost('0x7f.1'), '127.0.0.1');
+  t.equal(canonicalHost('Tenant.Test.'), 'tenant.test');
+  t.end();
 });
 
 t.test('a pending claim cannot keep the owner out; the first to prove a host keeps it', async (t) => {
