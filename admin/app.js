@@ -13,6 +13,7 @@ import * as media from './media.js';
 import * as generate from './generate.js';
 import * as batches from './batches.js';
 import * as webhooks from './webhooks.js';
+import * as subscribers from './subscribers.js';
 import * as keys from './keys.js';
 import * as users from './users.js';
 import * as settings from './settings.js';
@@ -28,6 +29,7 @@ const NAV = [
   ['/admin/knowledge', 'Knowledge', false],
   ['/admin/generate', 'Generate', false],
   ['/admin/batches', 'Batches', false],
+  ['/admin/subscribers', 'Subscribers', true],
   ['/admin/webhooks', 'Webhooks', true],
   ['/admin/keys', 'API keys', true],
   ['/admin/users', 'Users', true],
@@ -49,6 +51,7 @@ const ROUTES = [
   { path: /^\/admin\/knowledge$/, screen: knowledge },
   { path: /^\/admin\/generate$/, screen: generate },
   { path: /^\/admin\/batches$/, screen: batches },
+  { path: /^\/admin\/subscribers$/, screen: subscribers, owner: true },
   { path: /^\/admin\/webhooks$/, screen: webhooks, owner: true },
   { path: /^\/admin\/keys$/, screen: keys, owner: true },
   { path: /^\/admin\/users$/, screen: users, owner: true },

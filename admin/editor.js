@@ -1,7 +1,7 @@
 // The post editor: autosave with a visible state, nothing lost on leaving, images into the
 // text, the real preview (the public page, framed), revisions, and the actions a role allows.
 import { api, ApiError, query } from './api.js';
-import { busy, confirmDialog, confirmedAction, field, h, link, messageLine, replace, when } from './ui.js';
+import { busy, confirmDialog, confirmedAction, field, h, link, messageLine, poll, replace, when } from './ui.js';
 import { statusText } from './posts.js';
 import { featureImagePicker } from './feature-image.js';
 import { postChart } from './chart.js';
@@ -107,6 +107,10 @@ export async function render(main, ctx) {
   const publishAt = h('input', { type: 'datetime-local', value: post ? localInput(post.publishAt) : '' });
   const picture = await featureImagePicker(site, post);
   const slug = h('input', { type: 'text', value: post ? post.slug : '', pattern: '[a-z0-9]+(-[a-z0-9]+)*', autocapitalize: 'off', spellcheck: 'false' });
+  const sendNewsletter = h('input', { type: 'checkbox', id: 'send-newsletter', checked: post ? post.sendNewsletter !== false : true });
+  const newsletterOn = Boolean(site && site.newsletter && site.newsletter.enabled);
+  const newsletterField = h('div', { class: 'check' }, sendNewsletter, h('label', { for: 'send-newsletter' }, 'Send as newsletter'), h('span', { class: 'hint' }, ' Mailed to the subscribers once, when first published.'));
+  newsletterField.hidden = !newsletterOn;
 
   const heading = h('h1', { tabindex: '-1' });
   const followTitle = () => {
@@ -170,6 +174,9 @@ export async function render(main, ctx) {
   const share = h('button', { type: 'button', class: 'secondary' }, 'Share preview');
   const revokeShare = h('button', { type: 'button', class: 'secondary' }, 'Revoke link');
   const shareBox = h('div', { class: 'share' });
+  const newsletterBox = h('section', { class: 'newsletter', 'aria-live': 'polite' });
+  const sendTest = h('button', { type: 'button', class: 'secondary small' }, 'Send a test');
+  let stopProgress = null;
   const actions = h('div', { class: 'actions' });
 
   /** @type {string | null} */
@@ -180,8 +187,14 @@ export async function render(main, ctx) {
   }
   await loadShare();
 
+  let wasLive = isLive();
   function drawState() {
     const live = isLive();
+    // Published (or back to a draft): the newsletter's state moves with it.
+    if (live !== wasLive) {
+      wasLive = live;
+      void watchNewsletter();
+    }
     const writer = writerText(post);
     replace(
       state,
@@ -233,9 +246,11 @@ export async function render(main, ctx) {
       picture.el,
       slugField,
       publishAtField,
+      newsletterField,
       message.el,
       actions,
       shareBox,
+      newsletterBox,
       post ? revisions : null,
     ),
     preview,
@@ -263,6 +278,8 @@ export async function render(main, ctx) {
 
   function fields() {
     const body = { title: title.value.trim(), content: content.value, description: orNull(description.value), tags: tagList(tags.value), category: orNull(category.value.trim()), ...picture.value() };
+    // Once published, the post's newsletter is made (or not): the switch is a draft's.
+    if (newsletterOn && !isLive()) body.sendNewsletter = sendNewsletter.checked;
     if (post && slug.value.trim() && slug.value.trim() !== post.slug) body.slug = slug.value.trim();
     return body;
   }
@@ -284,6 +301,7 @@ export async function render(main, ctx) {
       history.replaceState(null, '', `/admin/posts/${encodeURIComponent(post.id)}`);
       slugField.hidden = false;
       form.querySelector('.fields')?.append(revisions);
+      void watchNewsletter();
     } else if (isLive() && Object.keys(extra).length === 0) {
       const saved = await api('PUT', `/posts/${encodeURIComponent(post.id)}/pending`, pendingFields(), { ifMatch: pendingTag || etag, withEtag: true });
       pending = saved.pending;
@@ -349,6 +367,48 @@ export async function render(main, ctx) {
     timer = setTimeout(() => void saveNow(), AUTOSAVE_MS);
   };
   for (const input of [title, content, description, tags, category, slug]) input.addEventListener('input', edited);
+  sendNewsletter.addEventListener('change', edited);
+
+  // ---- newsletter: its progress once published, and a test to oneself
+
+  sendTest.addEventListener('click', async () => {
+    message.clear();
+    try {
+      if (dirty || !post) await saveNow();
+      const sent = await busy(sendTest, () => api('POST', `/posts/${encodeURIComponent(post.id)}/newsletter/test`), 'Sending…');
+      message.ok(sent.message);
+    } catch (error) {
+      message.error(error);
+    }
+  });
+
+  /** Draws the post's newsletter; answers whether it is still being sent (the poll goes on). */
+  async function drawNewsletter() {
+    if (!post || !newsletterOn) {
+      replace(newsletterBox);
+      return false;
+    }
+    const { newsletter } = await api('GET', `/posts/${encodeURIComponent(post.id)}/newsletter`);
+    const done = newsletter.sent + newsletter.failed + newsletter.bounced;
+    let line;
+    if (newsletter.status === 'none') line = h('p', { class: 'muted' }, isLive() ? 'Not sent as a newsletter.' : sendNewsletter.checked ? 'Mailed to the subscribers when first published.' : 'Not to be mailed.');
+    else if (newsletter.status === 'sending') {
+      line = [
+        h('label', { for: 'newsletter-progress' }, `Sending: ${done} of ${newsletter.recipients}`),
+        h('progress', { id: 'newsletter-progress', max: String(Math.max(1, newsletter.recipients)), value: String(done) }),
+      ];
+    } else {
+      line = h('p', {}, `Sent to ${newsletter.sent} of ${newsletter.recipients} subscriber${newsletter.recipients === 1 ? '' : 's'}${newsletter.failed ? `, ${newsletter.failed} failed` : ''}${newsletter.bounced ? `, ${newsletter.bounced} bounced` : ''}.`);
+    }
+    replace(newsletterBox, h('h2', {}, 'Newsletter'), line, h('div', { class: 'actions' }, sendTest));
+    return newsletter.status === 'sending';
+  }
+  const watchNewsletter = async () => {
+    if (stopProgress) stopProgress();
+    stopProgress = null;
+    if (await drawNewsletter().catch(() => false)) stopProgress = poll(drawNewsletter, 2000);
+  };
+  void watchNewsletter();
   picture.el.addEventListener('change', edited);
   title.addEventListener('input', followTitle);
 
@@ -602,6 +662,7 @@ export async function render(main, ctx) {
   refreshPreview();
   return () => {
     if (timer) clearTimeout(timer);
+    if (stopProgress) stopProgress();
     document.removeEventListener('keydown', onKey);
     document.removeEventListener('visibilitychange', onHide);
     window.removeEventListener('beforeunload', onBeforeUnload);

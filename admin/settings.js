@@ -10,6 +10,11 @@ export async function render(main, ctx) {
   const description = h('textarea', { rows: 3, value: site.description || '' });
   const language = h('input', { type: 'text', required: true, value: site.language, maxlength: 35 });
   const perPage = h('input', { type: 'number', min: 1, max: 100, required: true, value: String(site.postsPerPage) });
+  const newsletter = site.newsletter || { enabled: false, senderName: null, replyTo: null, footer: null };
+  const newsletterOn = h('input', { type: 'checkbox', id: 'newsletter-enabled', checked: newsletter.enabled });
+  const senderName = h('input', { type: 'text', maxlength: 100, value: newsletter.senderName || '', placeholder: site.name });
+  const replyTo = h('input', { type: 'email', maxlength: 254, value: newsletter.replyTo || '' });
+  const footer = h('textarea', { rows: 2, maxlength: 500, value: newsletter.footer || '' });
   const button = h('button', { type: 'submit' }, 'Save settings');
   const message = messageLine();
   const where = h('div');
@@ -51,6 +56,14 @@ export async function render(main, ctx) {
     field('URL', url, 'The site’s own domain, optional; it serves the site once proven by DNS.'),
     field('Description', description),
     h('div', { class: 'grid' }, field('Language', language, 'A language tag such as en or en-GB.'), field('Posts per page', perPage)),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Newsletter'),
+      h('div', { class: 'check' }, newsletterOn, h('label', { for: 'newsletter-enabled' }, 'Readers can subscribe, and new posts are mailed to them')),
+      h('div', { class: 'grid' }, field('Sender', senderName, 'The From name of the mails; the site’s name when empty.'), field('Reply-To', replyTo, 'Where replies go, optional.')),
+      field('Footer', footer, 'A line at the foot of every newsletter.'),
+    ),
     message.el,
     h('div', { class: 'actions' }, button),
   );
@@ -64,6 +77,7 @@ export async function render(main, ctx) {
       description: description.value.trim() || null,
       language: language.value.trim(),
       postsPerPage: Number(perPage.value),
+      newsletter: { enabled: newsletterOn.checked, senderName: senderName.value.trim() || null, replyTo: replyTo.value.trim() || null, footer: footer.value.trim() || null },
     };
     try {
       site = (await busy(button, () => api('PATCH', '/site', body), 'Saving…')).site;

@@ -65,6 +65,7 @@ export default fp(
           limiter: new RateLimiter(app.config.mailRatePerMinute),
           random: opts.random,
           retryBaseMs: opts.backoffBaseMs,
+          claimMs: app.config.jobLeaseMs,
           log: app.log,
         }),
       ],

@@ -944,6 +944,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/posts/{id}/newsletter/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the post as its newsletter to the signed-in person only (a draft too)
+         * @description For a signed-in person (not an API key): the mail goes to their own address, its subject marked [Test]; no subscriber receives anything, and the post's own newsletter is not made. 503 MAIL_NOT_CONFIGURED without SMTP_URL.
+         */
+        post: operations["sendNewsletterTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/comments": {
         parameters: {
             query?: never;
@@ -9029,6 +9049,91 @@ export interface operations {
                                  */
                                 finishedAt: string | null;
                             };
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sendNewsletterTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            message: string;
+                            /** @description The signed-in person's address */
+                            to: string;
+                            /** @description The mail job's id */
+                            jobId: string;
                         };
                     };
                 };

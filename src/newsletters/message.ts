@@ -121,3 +121,9 @@ export function fromHeader(site: Site, mailFrom: string): { name: string; addres
   const address = /<([^>]+)>\s*$/.exec(mailFrom)?.[1] ?? mailFrom;
   return { name: (site.newsletterSenderName ?? site.name).replace(/[\r\n"<>]+/g, ' ').trim(), address };
 }
+
+/** A test of a post's newsletter, to one staff address: the same mail, its subject marked, its unsubscribe link a dead one. */
+export function testMessage(site: Site, view: PublicSite, post: PublicPost, to: string): MailMessage {
+  const message = personalMessage(newsletterTemplate(site, view, post), view, to, 'test');
+  return { ...message, subject: `[Test] ${message.subject}`.slice(0, 300) };
+}

@@ -18,8 +18,8 @@ import { CLAIM_BATCH, NEWSLETTER_SEND, type NewsletterSendPayload, type Newslett
  * still due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
  */
 
-/** How long a claim lasts without renewal: far beyond one SMTP transaction (its socket timeout is 30 s). */
-export const CLAIM_MS = 120_000;
+/** How long a claim lasts without renewal unless told (the job's lease, JOB_LEASE_MS): renewed every quarter of it while its owner lives. */
+export const CLAIM_MS = 60_000;
 /** Temporary failures of one recipient before it is given up. */
 export const MAX_RECIPIENT_ATTEMPTS = 5;
 const RETRY_BASE_MS = 60_000;
@@ -70,6 +70,8 @@ export interface SenderDeps {
   random?: () => number;
   /** First retry delay of a temporarily refused recipient (default a minute), doubling per attempt. */
   retryBaseMs?: number;
+  /** How long a claim of recipients lasts without renewal (a dead instance's pass on after it). */
+  claimMs?: number;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -99,12 +101,13 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
       const loaded = await deps.source.load(job.siteId, postId);
       let sent = 0;
       let takeAll = newsletters.soleWorker;
-      const renew = setInterval(() => void newsletters.extendClaims(postId, owner, CLAIM_MS).catch(() => {}), CLAIM_MS / 4);
+      const claimMs = deps.claimMs ?? CLAIM_MS;
+      const renew = setInterval(() => void newsletters.extendClaims(postId, owner, claimMs).catch(() => {}), claimMs / 4);
       renew.unref();
       try {
         for (;;) {
           if (signal.aborted) break;
-          const batch = await newsletters.claim(postId, owner, CLAIM_BATCH, CLAIM_MS, takeAll);
+          const batch = await newsletters.claim(postId, owner, CLAIM_BATCH, claimMs, takeAll);
           takeAll = false;
           if (batch.length === 0) break;
           if (!loaded) {

@@ -72,3 +72,4 @@ export const PublicSubscribeBody = Type.Object({
   website: Type.Optional(Type.String({ maxLength: 1000, description: 'The honeypot: leave it out or empty' })),
 }, { examples: [{ email: 'reader@example.com' }] });
 export const PublicSubscribeResponse = envelope(Type.Object({ message: Type.String() }));
+export const NewsletterTestResponse = envelope(Type.Object({ message: Type.String(), to: Type.String({ description: "The signed-in person's address" }), jobId: Type.String({ description: "The mail job's id" }) }));

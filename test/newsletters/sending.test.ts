@@ -3,6 +3,7 @@ import { buildTestApp, waitFor, type TestApp } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { rawHeader, startMailbox } from '../helpers/smtp.js';
+import { addUser, asUser, signIn } from '../helpers/accounts.js';
 
 // A post's first publication reaches every confirmed subscriber once, through a real SMTP
 // server in this process, with the RFC 8058 headers; publishing again sends nothing more;
@@ -107,4 +108,27 @@ t.test('without SMTP_URL a send waits, recorded', async (t) => {
   const id = await publish(ctx, { title: 'Waiting' });
   await ctx.app.newsletterLoop.whenIdle();
   t.match(await progress(ctx, id), { status: 'sending', recipients: 1, sent: 0 });
+});
+
+t.test('"Send a test" mails a draft to the signed-in person only', async (t) => {
+  const mailbox = await startMailbox(t);
+  const ctx = await buildTestApp(t, { SMTP_URL: mailbox.url, MAIL_FROM: 'news@example.com' });
+  await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+  await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { newsletter: { enabled: true } } });
+  await subscribersOf(ctx, ['reader@example.com']);
+  await addUser(ctx, 'writer@example.com', 'editor');
+  const cookie = await signIn(ctx, 'writer@example.com');
+  const draft = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Draft issue', content: 'Not yet **out**.' } })).json().data.post.id;
+  const sent = await asUser(ctx, cookie, { method: 'POST', url: `/api/v1/posts/${draft}/newsletter/test` });
+  t.equal(sent.statusCode, 202, sent.body);
+  t.equal(sent.json().data.to, 'writer@example.com');
+  const mail = await mailbox.to('writer@example.com');
+  t.equal(mail.parsed.subject, '[Test] Draft issue');
+  t.match(mail.parsed.text, /Not yet out\./);
+  t.equal(rawHeader(mail, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
+  await ctx.app.mailLoop.whenIdle();
+  t.equal(mailbox.received.length, 1, 'no subscriber got it');
+  t.equal((await progress(ctx, draft)).status, 'none', 'the post has no newsletter yet');
+  const byKey = await ctx.call({ method: 'POST', url: `/api/v1/posts/${draft}/newsletter/test` });
+  t.equal(byKey.statusCode, 403, 'an API key has no address of its own');
 });

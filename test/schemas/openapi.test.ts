@@ -62,6 +62,7 @@ const OPERATION_IDS = {
   'DELETE /api/v1/subscribers/{id}': 'deleteSubscriber',
   'GET /api/v1/posts/{id}/newsletter': 'getPostNewsletter',
   'POST /content/v1/sites/{handle}/subscribers': 'subscribeToSite',
+  'POST /api/v1/posts/{id}/newsletter/test': 'sendNewsletterTest',
   'POST /api/v1/site/domain/verify': 'verifySiteDomain',
   'POST /api/v1/webhooks': 'createWebhook',
   'GET /api/v1/webhooks': 'listWebhooks',
@@ -109,7 +110,7 @@ const BODYLESS = new Set([
   'POST /api/v1/users/invitations/{id}/resend',
   'POST /api/v1/keys',
   'POST /api/v1/posts/{id}/revisions/{revId}/restore', 'POST /api/v1/posts/{id}/review', 'POST /api/v1/posts/{id}/share',
-  'POST /api/v1/site/domain/verify', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
+  'POST /api/v1/site/domain/verify', 'POST /api/v1/posts/{id}/newsletter/test', 'POST /api/v1/webhooks/{id}/rotate-secret', 'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry']);
 
 async function servedDocument(t: Test): Promise<Document> {
   const ctx = await buildTestApp(t);

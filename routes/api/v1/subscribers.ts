@@ -11,8 +11,11 @@ import {
   SubscriberImportResponse,
   SubscriberListQuery,
   SubscriberListResponse,
+  NewsletterTestResponse,
 } from '../../../src/schemas/newsletters.js';
 import { Type } from '@sinclair/typebox';
+import { mailNotConfigured } from '../../../src/mail/service.js';
+import { testMessage } from '../../../src/newsletters/message.js';
 
 const tags = ['subscribers'];
 /** Most bytes an import file may have (50,000 addresses of a generous length). */
@@ -101,6 +104,30 @@ export default async function subscriberRoutes(fastify: FastifyInstance) {
       },
     },
     async (request) => ({ success: true as const, data: { newsletter: await app.newsletters.progress(request.site.id, request.params.id) } }),
+  );
+
+  app.post(
+    '/posts/:id/newsletter/test',
+    {
+      schema: {
+        tags,
+        operationId: 'sendNewsletterTest',
+        summary: "Mail the post as its newsletter to the signed-in person only (a draft too)",
+        description: 'For a signed-in person (not an API key): the mail goes to their own address, its subject marked [Test]; no subscriber receives anything, and the post\'s own newsletter is not made. 503 MAIL_NOT_CONFIGURED without SMTP_URL.',
+        params: IdParams,
+        response: { 202: NewsletterTestResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const session = request.session;
+      if (!session) throw new AppError(403, 'FORBIDDEN', 'Sign in as a person to send a test: it goes to your own address, and an API key has none');
+      if (!app.mail.configured) throw mailNotConfigured();
+      const row = await app.posts.get(request.site.id, request.params.id);
+      const site = await app.sites.get(request.site.id);
+      const post = await app.publicSite.preview(site.id, row);
+      const { jobId } = await app.mail.enqueue(site.id, testMessage(site, app.publicPages.view(site, ''), post, session.email));
+      return reply.code(202).send({ success: true as const, data: { message: `A test is on its way to ${session.email}`, to: session.email, jobId } });
+    },
   );
 }
 
