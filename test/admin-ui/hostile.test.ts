@@ -82,6 +82,17 @@ t.test('hostile post content never runs in the admin UI', { skip: noChromium }, 
   await page.getByText('Draft saved.').waitFor();
   t.same(await injected(), clean, 'after saving: nothing ran');
 
+  // A comment written to attack its moderator, on a published post: text on the Comments screen.
+  const published = (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: HOSTILE.title, isDraft: false } })).json().data.post;
+  const name = `<img src=x onerror="${PWN}">`;
+  const body = `${HOSTILE.content}\n\nhttps://example.org/"onmouseover="${PWN}" \u202Eevil`;
+  const comment = await ctx.app.inject({ method: 'POST', url: `/content/v1/sites/my-blog/posts/${published.slug}/comments`, payload: { name, body } });
+  t.equal(comment.statusCode, 201, comment.body);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^Comments/ }).click();
+  await page.locator('.comment-author', { hasText: name }).waitFor();
+  t.ok(await page.locator('li.comment').getByRole('link', { name: HOSTILE.title }).isVisible(), 'the post title shows as text');
+  t.same(await injected(), clean, 'the Comments screen: nothing injected, nothing ran');
+
   t.same(b.dialogs, [], 'no dialog opened');
   t.same(b.problems, [], 'no console errors, page errors or failed requests');
 });
