@@ -43,7 +43,7 @@ export default fp(
       app.decorate('embeddings', null);
       return;
     }
-    const { store, retriever } = vectors;
+    const { store, retriever, auto } = vectors;
     const { embedder } = retriever;
     const model = embedder.model;
     const maxAttempts = config.jobMaxAttempts;
@@ -62,7 +62,8 @@ export default fp(
     const loop = new JobLoop(queue, [embeddingHandler(handlerDeps)], options);
     // A file marked indexed queues its site's job in the same transaction.
     app.knowledgeFiles.onSettled(function* (file) {
-      if (file.status !== 'indexed') return;
+      // The default model: nothing is queued for it until Ollama is seen to have it (then all at once, below).
+      if (file.status !== 'indexed' || (auto && !embedder.lastSeenAvailable)) return;
       if (yield* enqueueUnlessPendingSteps(file.siteId, embeddingJob(file.siteId), maxAttempts)) wake();
     });
     const queueMissing = () => queueMissingEmbeddings(store, queue, model, maxAttempts);
@@ -74,11 +75,31 @@ export default fp(
       return { mode: available && retriever.answering ? 'hybrid' : 'lexical', model };
     });
 
+    // The default model found (at the start, or pulled later and seen by a search or /ready): every chunk without a vector is queued.
+    const queueOnceAvailable = async () => {
+      try {
+        const sites = await queueMissing();
+        if (sites > 0) app.log.info({ sites, model }, `Ollama has ${model}: queued embedding of chunks without a vector; retrieval is hybrid`);
+        wake();
+      } catch (error) {
+        app.log.warn({ err: error }, 'could not queue the embedding of chunks without a vector');
+      }
+    };
+    if (auto) embedder.onAvailable(() => void (live ? queueOnceAvailable() : undefined));
+
     if (opts.autoStart ?? true) {
       // Not before listening, like the other loops: a start that fails to bind embeds nothing.
       app.addHook('onListen', async () => {
         loop.start();
         live = true;
+        if (auto) {
+          // Not awaited: an Ollama that is not there must not hold the start up.
+          void embedder.status(true).then(async ({ available }) => {
+            if (available && live) await queueOnceAvailable();
+            else app.log.info({ model }, `Ollama does not serve ${model} (ollama pull ${model} for hybrid retrieval); searching lexically`);
+          });
+          return;
+        }
         try {
           const sites = await queueMissing();
           if (sites > 0) app.log.info({ sites, model }, 'queued embedding of chunks without a vector of the model');

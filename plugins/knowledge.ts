@@ -20,8 +20,11 @@ declare module 'fastify' {
     indexer: KnowledgeIndexer;
     /** Where knowledge files are stored (STORAGE_URL): local disk or an S3-compatible bucket. */
     objectStore: ObjectStore;
-    /** Chunk vectors and the vector side of search, when OLLAMA_EMBED_MODEL names a model; null otherwise. */
-    vectors: { store: ChunkEmbeddings; retriever: VectorRetriever } | null;
+    /**
+     * Chunk vectors and the vector side of search, when OLLAMA_EMBED_MODEL names a model, or by
+     * default with Ollama in play (`auto`: the default model, while Ollama has it); null otherwise.
+     */
+    vectors: { store: ChunkEmbeddings; retriever: VectorRetriever; auto: boolean } | null;
   }
 }
 
@@ -43,12 +46,17 @@ export interface KnowledgeEmbeddingOptions {
   retryAfterMs?: number;
 }
 
+const AUTO_LIST_TIMEOUT_MS = 1_500;
+
 /** The chunk vectors and the retriever over them, when an embedding model is configured. */
 function vectorsOf(app: FastifyInstance, store: ChunkEmbeddings, options: KnowledgeEmbeddingOptions = {}) {
   const model = app.config.ollamaEmbedModel;
   if (!model) return null;
-  const embedder = new OllamaEmbedder({ host: app.config.ollamaHost, model, checkTtlMs: options.checkTtlMs, queryTimeoutMs: options.queryTimeoutMs });
-  return { store, retriever: new VectorRetriever(embedder, store, { retryAfterMs: options.retryAfterMs, log: app.log }) };
+  const auto = app.config.ollamaEmbedAuto ?? false;
+  // The default model is looked for with a short budget: an Ollama that is not there must not slow searches.
+  const listTimeoutMs = auto ? AUTO_LIST_TIMEOUT_MS : undefined;
+  const embedder = new OllamaEmbedder({ host: app.config.ollamaHost, model, checkTtlMs: options.checkTtlMs, queryTimeoutMs: options.queryTimeoutMs, listTimeoutMs });
+  return { store, auto, retriever: new VectorRetriever(embedder, store, { retryAfterMs: options.retryAfterMs, log: app.log, auto }) };
 }
 
 /** Knowledge files in the store STORAGE_URL names, their background indexer, and the knowledge service. */

@@ -36,6 +36,12 @@ export interface Config {
   ollamaModel: string;
   /** Embedding model for meaning-based retrieval (OLLAMA_EMBED_MODEL); null: search is lexical only. */
   ollamaEmbedModel: string | null;
+  /**
+   * The embedding model is the default one (OLLAMA_EMBED_MODEL unset, GENERATOR not builtin):
+   * retrieval is hybrid only while Ollama answers and has it pulled, and nothing is queued for
+   * it before then.
+   */
+  ollamaEmbedAuto?: boolean;
   generationTimeoutMs: number;
   jobPollMs: number;
   jobConcurrency: number;
@@ -151,6 +157,22 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /** An Ollama model name (`nomic-embed-text`, `library/bge-m3:567m`), or null when unset. */
+/** The embedding model Ollama is asked for when OLLAMA_EMBED_MODEL does not name one. */
+export const DEFAULT_EMBED_MODEL = 'nomic-embed-text';
+
+/**
+ * OLLAMA_EMBED_MODEL: a model name (hybrid retrieval with it), `off` (lexical only), or unset:
+ * with Ollama in play (GENERATOR auto or ollama) the default model, used while Ollama has it
+ * (`auto`, as GENERATOR=auto does for writing); with GENERATOR=builtin, off.
+ */
+function readEmbedModel(env: Env, generator: GeneratorMode): { model: string | null; auto: boolean } {
+  const raw = env.OLLAMA_EMBED_MODEL?.trim();
+  if (raw?.toLowerCase() === 'off') return { model: null, auto: false };
+  const named = readModelName(env, 'OLLAMA_EMBED_MODEL');
+  if (named) return { model: named, auto: false };
+  return generator === 'builtin' ? { model: null, auto: false } : { model: DEFAULT_EMBED_MODEL, auto: true };
+}
+
 function readModelName(env: Env, name: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return null;
@@ -314,6 +336,8 @@ export function loadConfig(env: Env = process.env): Config {
   // By default the public address is the one the first start prints (the setup link's): the
   // listening address, or localhost when it listens on every interface.
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', `http://${addressForLinks(host)}:${port}`);
+  const generator = readEnum<GeneratorMode>(env, 'GENERATOR', 'auto', ['auto', 'ollama', 'builtin']);
+  const embedding = readEmbedModel(env, generator);
   const builtinWorkers = readInt(env, 'BUILTIN_WORKERS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64);
   return {
     port,
@@ -323,10 +347,11 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: readEnum(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     siteName,
     bootstrapApiKey: bootstrap,
-    generator: readEnum<GeneratorMode>(env, 'GENERATOR', 'auto', ['auto', 'ollama', 'builtin']),
+    generator,
     ollamaHost: readUrl(env, 'OLLAMA_HOST', 'http://127.0.0.1:11434'),
     ollamaModel: readString(env, 'OLLAMA_MODEL', 'llama3.2'),
-    ollamaEmbedModel: readModelName(env, 'OLLAMA_EMBED_MODEL'),
+    ollamaEmbedModel: embedding.model,
+    ollamaEmbedAuto: embedding.auto,
     generationTimeoutMs: readInt(env, 'GENERATION_TIMEOUT_MS', 120_000, 100, 3_600_000),
     jobPollMs: readInt(env, 'JOB_POLL_MS', 1000, 10, 3_600_000),
     // Twice the composer's threads, and 4 at least: a task's search and post write overlap another's composing.

@@ -71,6 +71,9 @@ export class OllamaEmbedder {
   private readonly checkTtlMs: number;
   private readonly now: () => number;
   private probe: { at: number; result: Promise<EmbedderStatus> } | null = null;
+  /** Whether the last look found Ollama serving the model (false until a look has). */
+  private seenAvailable = false;
+  private readonly availableListeners: (() => void)[] = [];
 
   constructor(options: EmbedderOptions) {
     this.host = options.host;
@@ -93,11 +96,29 @@ export class OllamaEmbedder {
         throw new EmbedderUnavailableError(`Ollama does not have the embedding model ${this.model} (ollama pull ${this.model})`, 'model-missing');
       }
     }).then(
-      (): EmbedderStatus => ({ available: true }),
-      (error: unknown): EmbedderStatus => ({ available: false, reason: error instanceof EmbedderUnavailableError ? error.reason : 'failed' }),
+      (): EmbedderStatus => {
+        const cameUp = !this.seenAvailable;
+        this.seenAvailable = true;
+        if (cameUp) for (const listener of this.availableListeners) listener();
+        return { available: true };
+      },
+      (error: unknown): EmbedderStatus => {
+        this.seenAvailable = false;
+        return { available: false, reason: error instanceof EmbedderUnavailableError ? error.reason : 'failed' };
+      },
     );
     this.probe = { at: now, result };
     return result;
+  }
+
+  /** As last seen (no request): whether Ollama serves the model. */
+  get lastSeenAvailable(): boolean {
+    return this.seenAvailable;
+  }
+
+  /** Calls `listener` each time a look finds the model served after it was not (or before any look). */
+  onAvailable(listener: () => void): void {
+    this.availableListeners.push(listener);
   }
 
   /** Throws EmbedderUnavailableError unless Ollama answers now and has the model. */

@@ -46,6 +46,8 @@ export interface VectorRetrieverOptions {
   retryAfterMs?: number;
   now?: () => number;
   log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /** The model is the default one, not configured: queries go to it only while Ollama is seen to have it. */
+  auto?: boolean;
 }
 
 const DEFAULT_RETRY_AFTER_MS = 5_000;
@@ -82,6 +84,8 @@ export class VectorRetriever {
   /** The site's closest passages to the query, or null when the query cannot be embedded now. */
   async nearest(siteId: string, query: string, options: SearchOptions & { limit: number }): Promise<Passage[] | null> {
     if (this.now() < this.failedUntil) return null;
+    // The default model (auto): used only while Ollama is seen to have it, and no query is sent before.
+    if (this.options.auto && !(await this.embedder.status()).available) return null;
     let vector: Float32Array;
     try {
       vector = await this.embedder.embedQuery(query);

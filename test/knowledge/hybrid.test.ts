@@ -124,9 +124,14 @@ const vectorCount = (ctx: TestApp, model = MODEL) => ctx.count('select count(*) 
 const chunkCount = (ctx: TestApp) => ctx.count('select count(*) as n from knowledge_chunks');
 const embedInputs = (fake: FakeEmbeddings, from = 0) => fake.calls.slice(from).flatMap((call) => call.input);
 
-t.test('OLLAMA_EMBED_MODEL: unset is off, a model name is taken, anything else stops the start naming it', async (t) => {
-  t.equal(loadConfig({}).ollamaEmbedModel, null);
-  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: '  ' }).ollamaEmbedModel, null);
+t.test('OLLAMA_EMBED_MODEL: unset is the default model in auto (off with GENERATOR=builtin), "off" is off, a model name is taken, anything else stops the start naming it', async (t) => {
+  t.same([loadConfig({}).ollamaEmbedModel, loadConfig({}).ollamaEmbedAuto], ['nomic-embed-text', true], 'Ollama in play: the default model, auto');
+  t.same([loadConfig({ GENERATOR: 'ollama' }).ollamaEmbedModel, loadConfig({ GENERATOR: 'ollama' }).ollamaEmbedAuto], ['nomic-embed-text', true]);
+  t.equal(loadConfig({ GENERATOR: 'builtin' }).ollamaEmbedModel, null, 'no Ollama: lexical');
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: 'off' }).ollamaEmbedModel, null);
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: ' OFF ', GENERATOR: 'ollama' }).ollamaEmbedModel, null);
+  t.same([loadConfig({ OLLAMA_EMBED_MODEL: '  ' }).ollamaEmbedModel, loadConfig({ OLLAMA_EMBED_MODEL: '  ', GENERATOR: 'builtin' }).ollamaEmbedModel], ['nomic-embed-text', null]);
+  t.equal(loadConfig({ OLLAMA_EMBED_MODEL: 'bge-m3' }).ollamaEmbedAuto, false, 'a named model is configured, not auto');
   t.equal(loadConfig({ OLLAMA_EMBED_MODEL: ' nomic-embed-text ' }).ollamaEmbedModel, 'nomic-embed-text');
   t.equal(loadConfig({ OLLAMA_EMBED_MODEL: 'library/bge-m3:567m' }).ollamaEmbedModel, 'library/bge-m3:567m');
   for (const bad of ['nomic embed', '$(rm -rf)', ':latest', 'x'.repeat(201)]) {
@@ -180,6 +185,43 @@ t.test('without OLLAMA_EMBED_MODEL: search is lexical and says so, /ready too, a
   t.equal(await ctx.count(`select count(*) as n from jobs where kind = 'knowledge-embedding'`), 0);
   const ready = (await ctx.call({ method: 'GET', url: '/ready' })).json();
   t.same(ready.retrieval, { mode: 'lexical' });
+});
+
+t.test('auto: with Ollama in play and OLLAMA_EMBED_MODEL unset, retrieval is hybrid once Ollama has nomic-embed-text, lexical (nothing queued, no query sent) while it has not', async (t) => {
+  const fake = await startFakeEmbeddings({ models: ['llama3.2:latest'] });
+  t.teardown(() => fake.close());
+  const clock = skippingClock();
+  const ctx = await buildTestApp(
+    t,
+    { GENERATOR: 'auto', OLLAMA_HOST: fake.url },
+    { jobs: { autoStart: false, clock }, embeddings: { retryAfterMs: 0, checkTtlMs: 0, backoffBaseMs: 1000 } },
+  );
+  t.ok(ctx.app.embeddings, 'the embedding loop is there, for when the model is');
+  await upload(ctx, 'tomatoes.md', TOMATOES);
+  await ctx.app.indexer.whenIdle();
+  const lexical = await search(ctx, 'watering tomatoes');
+  t.equal(lexical.mode, 'lexical', 'the model is not pulled: lexical');
+  t.equal(lexical.results[0]!.fileName, 'tomatoes.md');
+  t.equal(fake.calls.length, 0, 'no query was sent to a model Ollama does not have');
+  t.equal(await ctx.count(`select count(*) as n from jobs where kind = 'knowledge-embedding'`), 0, 'nothing queued for it');
+  t.same((await ctx.call({ method: 'GET', url: '/ready' })).json().retrieval, { mode: 'lexical', model: 'nomic-embed-text' }, '/ready says which model it waits for');
+
+  // Pulled: the next look (a search, /ready) finds it, the chunks are queued and embedded, search is hybrid.
+  fake.models.push('nomic-embed-text:latest');
+  await search(ctx, 'watering tomatoes');
+  // autoStart is off here: the chunks already indexed are queued as a start would queue them.
+  await ctx.app.embeddings!.queueMissing();
+  await embedUntilDone(ctx.app, clock.advance);
+  t.equal(await vectorCount(ctx), await chunkCount(ctx), 'every chunk embedded with the default model');
+  await upload(ctx, 'coffee.md', COFFEE);
+  await ctx.app.indexer.whenIdle();
+  t.equal(await ctx.count(`select count(*) as n from jobs where kind = 'knowledge-embedding' and status = 'pending'`), 1, 'a new file is queued now that the model is seen');
+  await embedUntilDone(ctx.app, clock.advance);
+  const paraphrase = await search(ctx, 'irrigating planters');
+  t.equal(paraphrase.mode, 'hybrid');
+  t.equal(paraphrase.results[0]?.fileName, 'tomatoes.md', 'found by meaning');
+  t.ok(fake.calls.every((call) => call.model === 'nomic-embed-text'), 'the default model');
+  t.same((await ctx.call({ method: 'GET', url: '/ready' })).json().retrieval, { mode: 'hybrid', model: 'nomic-embed-text' });
 });
 
 t.test('plumbing: an upload is embedded by the loop, search fuses and finds a paraphrase, delete removes the vectors', async (t) => {
