@@ -41,6 +41,8 @@ export interface JobPort {
   /** Whether `owner` still holds running job `jobId`; the row then stays locked until the transaction ends. */
   holds(owner: string, jobId: string): boolean;
   markSucceeded(jobId: string, result: unknown, now: number): void;
+  /** Replaces a job's payload (a finished job's, to keep less of it). */
+  setPayload(jobId: string, payload: unknown): void;
   /** Records a failed attempt of a job `owner` holds (false: it does not): `failed` for good, or `pending` again at `runAfter`. */
   recordFailure(owner: string, jobId: string, failure: { status: 'failed' | 'pending'; runAfter: number; finishedAt: number | null; lastError: string }, now: number): boolean;
   /** Puts off a job `owner` holds until `runAfter`, its attempt not counted (false: it does not hold it). */

@@ -144,6 +144,9 @@ export const postgresJobs: AsyncAdapter<JobPort, PgExecutor> = {
       .set({ status: 'succeeded', result, finishedAt: at, updatedAt: at, lastError: null, ...noLease })
       .where(eq(jobs.id, jobId));
   },
+  async setPayload(tx, jobId, payload) {
+    await tx.update(jobs).set({ payload }).where(eq(jobs.id, jobId));
+  },
   async recordFailure(tx, owner, jobId, failure, now) {
     const recorded = await tx
       .update(jobs)

@@ -157,6 +157,9 @@ export const sqliteJobs: SyncAdapter<JobPort, Executor> = {
       .where(eq(jobs.id, jobId))
       .run();
   },
+  setPayload(tx, jobId, payload) {
+    tx.update(jobs).set({ payload }).where(eq(jobs.id, jobId)).run();
+  },
   recordFailure: (tx, owner, jobId, failure, now) => prepared(tx, recordFailureStatement).run({ id: jobId, owner, ...failure, now }).changes > 0,
   defer: (tx, owner, jobId, message, runAfter, now) => prepared(tx, deferStatement).run({ id: jobId, owner, runAfter, lastError: message, now }).changes > 0,
 };

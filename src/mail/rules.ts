@@ -28,6 +28,20 @@ export interface MailJobPayload extends MailMessage {
   messageId: string;
 }
 
+/**
+ * What a sent message's job keeps as its payload: to whom, the subject and the Message-ID; not
+ * its parts or headers, where a link's token (a reset, an invitation, an unsubscribe) would
+ * otherwise sit in the jobs table for as long as the job is kept.
+ */
+export interface SentMailPayload {
+  to: string;
+  subject: string;
+  messageId: string;
+  sent: true;
+}
+
+export const sentPayload = (payload: MailJobPayload): SentMailPayload => ({ to: payload.to, subject: payload.subject, messageId: payload.messageId, sent: true });
+
 /** What a sent message's job keeps as its result: nothing of the message's body (a link's token). */
 export interface MailJobResult {
   messageId: string;

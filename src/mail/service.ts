@@ -1,9 +1,9 @@
 import type { MailConfig } from '../config.js';
 import { AppError } from '../errors.js';
-import { afterCommit, type StepDatabase, type Steps } from '../db/steps.js';
+import { afterCommit, ask, type StepDatabase, type Steps } from '../db/steps.js';
 import type { JobHandler } from '../jobs/loop.js';
 import { enqueueSteps } from '../jobs/store.js';
-import { checkMessage, classifySendError, MAIL_SEND, newMessageId, senderDomain, type MailJobPayload, type MailJobResult, type MailMessage } from './rules.js';
+import { checkMessage, classifySendError, MAIL_SEND, newMessageId, senderDomain, sentPayload, type MailJobPayload, type MailJobResult, type MailMessage } from './rules.js';
 import type { MailTransport } from './transport.js';
 
 export { MAIL_SEND, type MailMessage } from './rules.js';
@@ -84,7 +84,9 @@ export function mailSendHandler(transport: MailTransport | null): JobHandler<Mai
         throw sendFailure(error);
       }
     },
-    *complete(result) {
+    *complete(result, job) {
+      // Sent: the message's parts (a link's token) leave the stored payload, in the transaction that records the success.
+      yield* ask('jobs', 'setPayload', job.id, sentPayload(job.payload));
       return result;
     },
   };

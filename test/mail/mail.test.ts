@@ -81,6 +81,9 @@ t.test('a queued message arrives once, with a text and an HTML part, its Message
   const job = await jobOf(ctx, queued.jobId);
   t.equal(job.attempts, 1);
   t.notMatch(JSON.stringify(job.result), 'token=abc', 'the job keeps nothing of the body');
+  const [stored] = await ctx.rows<{ payload: unknown }>('select payload from jobs where id = ?', queued.jobId);
+  const payload = typeof stored!.payload === 'string' ? JSON.parse(stored!.payload) : stored!.payload;
+  t.same(payload, { to: 'reader@example.com', subject: 'You are invited to "Tom & Jerry"', messageId: queued.messageId, sent: true }, 'sent: the stored payload keeps no part or header, so no link or its token');
   await ctx.app.mailLoop.whenIdle();
   t.equal(mailbox.received.length, 1, 'sent once');
 });

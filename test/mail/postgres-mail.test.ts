@@ -26,6 +26,8 @@ postgresTests(() => {
     await waitFor(async () => (await first.count("select count(*) as n from jobs where kind = ? and status = 'succeeded'", MAIL_SEND)) === 12, 'every job to succeed');
     await Promise.all([first.app.mailLoop.whenIdle(), second.app.mailLoop.whenIdle()]);
     t.equal(mailbox.received.length, 12, 'none twice');
+    const payloads = await first.rows<{ payload: { text?: string; html?: string; sent?: boolean } }>('select payload from jobs where kind = ?', MAIL_SEND);
+    t.ok(payloads.every(({ payload }) => payload.sent === true && payload.text === undefined && payload.html === undefined), 'sent messages keep no part in the jobs table');
     t.same(new Set(mailbox.received.map((mail) => mail.parsed.messageId)), new Set(queued.map((q) => q.messageId)));
   });
 });
