@@ -13,7 +13,7 @@
 // MAIL_RATE_PER_MINUTE is set far above what one connection carries (no bound), JOB_LEASE_MS to
 // 5 s (a killed instance's claims pass on after it; on SQLite a restart takes them at once).
 //
-// BENCH_SUBSCRIBERS changes the count. PostgreSQL's part is skipped, saying why, when no
+// BENCH_SUBSCRIBERS changes the count; BENCH_DATABASES=sqlite or =postgres runs one of them. PostgreSQL's part is skipped, saying why, when no
 // PostgreSQL can be had. Run after `npm run build` (npm run bench:newsletter does). About 2
 // minutes on 2 busy cores.
 
@@ -79,8 +79,14 @@ async function send(smtp, label, env, kills) {
   const dataDir = tempDir();
   const apiKey = makeApiKey();
   const serverEnv = { SMTP_URL: smtp.url, MAIL_FROM: 'Bench <news@example.com>', MAIL_RATE_PER_MINUTE: '1000000', JOB_LEASE_MS: '5000', JOB_POLL_MS: '100', ...env };
-  let server = await startServer({ dataDir, apiKey, env: serverEnv });
-  let api = apiClient(server, apiKey);
+  // The first site (and its key) is made once the server listens: wait for the key to work.
+  const start = async () => {
+    const started = await startServer({ dataDir, apiKey, env: serverEnv });
+    const client = apiClient(started, apiKey);
+    await pollUntil(async () => (await client.get('/api/v1/site')).status === 200, { intervalMs: 50, timeoutMs: 30_000, what: 'the bootstrap key to work' });
+    return { started, client };
+  };
+  let { started: server, client: api } = await start();
   const ok = (answer, what) => {
     if (answer.status >= 300) throw new Error(`${what}: ${answer.status} ${answer.text.slice(0, 300)}`);
     return answer.json();
@@ -103,8 +109,7 @@ async function send(smtp, label, env, kills) {
       await pollUntil(() => smtp.sink.count >= Math.floor(SUBSCRIBERS * fraction), { intervalMs: 5, timeoutMs: 120_000, what: `${fraction} of the mails (kill ${i + 1})` });
       process.kill(server.pid, 'SIGKILL');
       await server.exited;
-      server = await startServer({ dataDir, apiKey, env: serverEnv });
-      api = apiClient(server, apiKey);
+      ({ started: server, client: api } = await start());
     }
     const progress = await pollUntil(
       async () => {
@@ -142,8 +147,9 @@ await runBench(
   async () => {
     const smtp = await startSink();
     const rows = [];
-    const databases = [['SQLite', async () => ({})]];
-    const pgMissing = postgresUnavailable();
+    const only = process.env.BENCH_DATABASES ?? 'sqlite,postgres';
+    const databases = only.includes('sqlite') ? [['SQLite', async () => ({})]] : [];
+    const pgMissing = only.includes('postgres') ? postgresUnavailable() : 'not asked for (BENCH_DATABASES)';
     if (pgMissing) console.log(`PostgreSQL part skipped: ${pgMissing}`);
     else {
       const cluster = await benchPostgres();

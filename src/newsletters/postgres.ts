@@ -146,6 +146,9 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
       .set({ claimedUntil: new Date(until) })
       .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
   },
+  async relaxCommit(tx) {
+    await tx.execute(sql`set local synchronous_commit = off`);
+  },
   async settleRecipient(tx, postId, subscriberId, owner, changes) {
     const r = newsletterRecipients;
     const settled = await tx

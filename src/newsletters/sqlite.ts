@@ -136,6 +136,7 @@ export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
       .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')))
       .run();
   },
+  relaxCommit() {},
   settleRecipient(tx, postId, subscriberId, owner, changes) {
     const r = newsletterRecipients;
     return (

@@ -261,9 +261,13 @@ export class NewsletterStore {
         : outcome.status === 'retry'
           ? { status: 'pending' as const, lastError: outcome.error, sentAt: null, nextAttemptAt: new Date(outcome.at) }
           : { status: outcome.status, lastError: outcome.error, sentAt: null, nextAttemptAt: recipient.nextAttemptAt };
-    if (outcome.status !== 'bounced') return this.db.read(() => ask('newsletters', 'settleRecipient', recipient.postId, recipient.subscriberId, owner, changes));
+    // One commit per recipient: it need not wait for the disk. A crash of this service loses
+    // none of them (the database has them); only a crash of the database server itself could,
+    // and its recipients would then be mailed again.
     return this.db.write(function* () {
+      yield* ask('newsletters', 'relaxCommit');
       if (!(yield* ask('newsletters', 'settleRecipient', recipient.postId, recipient.subscriberId, owner, changes))) return false;
+      if (outcome.status !== 'bounced') return true;
       yield* ask('newsletters', 'countBounce', recipient.subscriberId, BOUNCES_TO_STOP, now);
       return true;
     });
