@@ -1,4 +1,5 @@
 import t from 'tap';
+import { runAdmin } from '../../src/admin/cli.js';
 import { buildTestApp, waitFor, type TestApp } from '../helpers/app.js';
 import { linkIn, rawHeader, startMailbox, type Mailbox } from '../helpers/smtp.js';
 import { solve } from '../spam-guard/helpers.js';
@@ -176,6 +177,27 @@ t.test('sign-ups from one client are limited; a site without newsletters has no 
   t.notMatch((await ctx.call({ method: 'GET', url: '/sites/my-blog/', key: null })).body, /subscribe-form/);
   t.equal((await subscribe(ctx, { email: 'late@example.com' })).statusCode, 404);
   t.equal((await ctx.call({ method: 'POST', url: '/content/v1/sites/my-blog/subscribers', key: null, payload: { email: 'late@example.com' } })).statusCode, 404);
+});
+
+t.test("on a site's proven domain: the form, /subscribe, the confirmation and unsubscribe links at its root", async (t) => {
+  const { ctx, mailbox } = await readerApp(t);
+  await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { url: 'https://blog.example.com' } });
+  const host = { host: 'blog.example.com' };
+  // Not yet proven: the root of that host is no site's.
+  t.equal((await ctx.call({ method: 'POST', url: '/subscribe', key: null, headers: { ...FORM, ...host }, payload: form({ email: 'early@example.com' }) })).statusCode, 404);
+  await runAdmin(['site', 'verify-domain', ctx.site.id], ctx.config, () => {});
+  const home = await ctx.call({ method: 'GET', url: '/', key: null, headers: host });
+  t.match(home.body, /<form method="post" action="\/subscribe"/);
+  const signed = await ctx.call({ method: 'POST', url: '/subscribe', key: null, headers: { ...FORM, ...host }, payload: form({ email: 'own@example.com' }) });
+  t.equal(signed.statusCode, 303);
+  t.equal(signed.headers.location, '/subscribe?sent=1');
+  const confirmation = await mailbox.to('own@example.com');
+  const link = linkIn(confirmation, 'https://blog.example.com/subscribe/confirm?token=');
+  const token = new URL(link).searchParams.get('token')!;
+  const confirmed = await ctx.call({ method: 'POST', url: '/subscribe/confirm', key: null, headers: { ...FORM, ...host }, payload: form({ token }) });
+  t.match(confirmed.body, /You are subscribed/);
+  // Elsewhere (the API's host) the root paths are nobody's.
+  t.equal((await ctx.call({ method: 'POST', url: '/subscribe', key: null, headers: FORM, payload: form({ email: 'x@example.com' }) })).statusCode, 404);
 });
 
 t.test('without SMTP_URL no sign-up is taken', async (t) => {
