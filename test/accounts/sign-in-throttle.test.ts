@@ -1,27 +1,11 @@
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
 import t from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
 import { SignInThrottle, sessionAlive, DAY_MS, HOUR_MS } from '../../src/accounts/rules.js';
-import { buildTestApp, onPostgres, tempDataDir, testConfig } from '../helpers/app.js';
-import { startPostgres } from '../helpers/postgres.js';
+import { buildTestApp, loggedApp } from '../helpers/app.js';
 import { PASSWORD, addUser } from '../helpers/accounts.js';
 import { passwordHashGate } from '../../src/accounts/passwords.js';
 
 t.test('5 failures for one email from one address in 15 minutes: 429 with Retry-After, logged without the password', async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  const database: Record<string, string> = onPostgres ? { DATABASE_URL: await startPostgres(t) } : {};
-  const config = testConfig(tempDataDir(t), database);
-  const app = Fastify(serverOptions(config, { level: 'info', stream }));
-  t.teardown(() => app.close());
-  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
-  await app.ready();
+  const { app, text } = await loggedApp(t);
   const siteId = (await app.sites.list())[0]!.id;
   await app.accounts.addMember(siteId, 'target@example.com', 'owner', PASSWORD);
   await app.accounts.addMember(siteId, 'other@example.com', 'owner', PASSWORD);
@@ -37,7 +21,7 @@ t.test('5 failures for one email from one address in 15 minutes: 429 with Retry-
   t.equal((await attempt('TARGET@example.com', 'wrong again')).statusCode, 429, 'in any case');
   t.equal((await attempt('other@example.com', PASSWORD)).statusCode, 200, 'another email from that address is not held back');
 
-  const log = lines.join('');
+  const log = text();
   t.match(log, /sign-in failed/);
   t.match(log, /sign-in refused: too many failures/);
   t.match(log, /target@example\.com/);

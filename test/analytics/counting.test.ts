@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
 import t from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
-import { buildTestApp, onPostgres, tempDataDir, testConfig, type TestApp } from '../helpers/app.js';
+import { buildTestApp, loggedApp, onPostgres, type TestApp } from '../helpers/app.js';
 
 // A reader as a test makes one up: neither may reach the database or the log.
 const ADDRESS = '203.0.113.77';
@@ -284,20 +281,7 @@ t.test('ANALYTICS=off counts nothing', async (t) => {
 });
 
 t.test('neither the database file nor the log holds the address or the user agent; closing writes what is counted', { skip: onPostgres && 'looks into the SQLite file' }, async (t) => {
-  const dataDir = tempDataDir(t);
-  const config = testConfig(dataDir);
-  let log = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      log += chunk;
-      done();
-    },
-  });
-  const app = Fastify(serverOptions(config, { level: 'info', stream }));
-  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
-  await app.ready();
-  let closed = false;
-  t.teardown(() => (closed ? undefined : app.close()));
+  const { app, dataDir, text } = await loggedApp(t);
   const key = 'blog_test-bootstrap-key-0123456789abcdef';
   const post = (await app.inject({ method: 'POST', url: '/api/v1/posts', headers: { authorization: `Bearer ${key}` }, payload: { title: 'Private reader', isDraft: false } })).json().data.post;
   for (let i = 0; i < 3; i++) {
@@ -306,7 +290,7 @@ t.test('neither the database file nor the log holds the address or the user agen
   }
   // Not flushed yet: the close writes it.
   await app.close();
-  closed = true;
+  const log = text();
   const Database = (await import('better-sqlite3')).default;
   const db = new Database(path.join(dataDir, 'blog.db'), { readonly: true });
   t.same(db.prepare('select views, visitors from analytics_days').all(), [{ views: 3, visitors: 1 }], 'written on close');

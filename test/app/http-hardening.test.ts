@@ -6,12 +6,9 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
-import t, { type Test } from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
+import t from 'tap';
 import type { AppGenerator } from '../../src/generation/service.js';
-import { BOOTSTRAP_KEY, buildTestApp, tempDataDir, testConfig, waitFor } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, loggedApp, waitFor } from '../helpers/app.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -141,26 +138,9 @@ t.test("errors of Node's HTTP parser are answered in the envelope, with X-Reques
   t.equal(JSON.parse(traversal.body).error.code, 'FORBIDDEN', '403 says FORBIDDEN, not BAD_REQUEST');
 });
 
-/** An app on a real listener whose log lines are kept (the test helper's apps log nothing). */
-async function loggedApp(t: Test) {
-  const lines: { level: number; msg: string }[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const dataDir = tempDataDir(t);
-  const config = testConfig(dataDir, { LOG_LEVEL: 'info' });
-  const app = Fastify(serverOptions(config, { level: 'info', stream }));
-  t.teardown(() => app.close());
-  await app.register(blogApp, { config, bootstrap: { onKey() {} }, jobs: { autoStart: false } });
-  await app.ready();
-  return { app, lines, dataDir };
-}
 
 t.test('an upload the client abandons is logged as information, not as a server error', async (t) => {
-  const { app, lines, dataDir } = await loggedApp(t);
+  const { app, entries, dataDir } = await loggedApp(t, {}, { jobs: { autoStart: false } });
   const port = await listen(app);
   const socket = net.connect(port, '127.0.0.1');
   await once(socket, 'connect');
@@ -168,9 +148,9 @@ t.test('an upload the client abandons is logged as information, not as a server 
   await waitFor(() => tmpFiles(dataDir).length > 0, 'the upload to reach the disk');
   socket.destroy();
   await waitFor(() => tmpFiles(dataDir).length === 0, 'the partial file to be removed');
-  await waitFor(() => lines.some((l) => /client went away/.test(l.msg)), 'the abandonment to be logged');
-  t.same(lines.filter((l) => l.level >= 50).map((l) => l.msg), [], 'no error-level line');
-  t.equal(lines.find((l) => /client went away/.test(l.msg))?.level, 30, 'info');
+  await waitFor(() => entries().some((l) => /client went away/.test(l.msg)), 'the abandonment to be logged');
+  t.same(entries().filter((l) => l.level >= 50).map((l) => l.msg), [], 'no error-level line');
+  t.equal(entries().find((l) => /client went away/.test(l.msg))?.level, 30, 'info');
 });
 
 t.test('on shutdown the job loop stops claiming first, while in-flight requests finish', async (t) => {

@@ -1,29 +1,16 @@
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
 import t from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
 import { redactUrl } from '../../src/log-redact.js';
-import { BOOTSTRAP_KEY, tempDataDir, testConfig } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, loggedApp } from '../helpers/app.js';
 
 t.test('secret query parameters are redacted in request logs', async (t) => {
-  let log = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      log += chunk;
-      done();
-    },
-  });
-  const config = testConfig(tempDataDir(t));
-  const app = Fastify(serverOptions(config, { level: 'info', stream }));
-  t.teardown(() => app.close());
-  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
-  await app.ready();
+  const { app, text } = await loggedApp(t);
 
   const secrets = ['key', 'token', 'secret', 'api_key', 'access_token', 'password', 'KEY', 'Api_Key'];
   for (const name of secrets) {
     await app.inject({ method: 'GET', url: `/api/v1/posts?page=2&${name}=${BOOTSTRAP_KEY}&limit=5` });
     await app.inject({ method: 'GET', url: `/content/v1/sites/my-blog/posts?${name}=s3cr3t-${name}` });
   }
+  const log = text();
   t.notMatch(log, BOOTSTRAP_KEY, 'the key is not logged');
   t.notMatch(log, /s3cr3t/, 'no secret value is logged');
   t.match(log, /"url":"\/api\/v1\/posts\?page=2&key=\[REDACTED\]&limit=5"/, 'the rest of the URL stays');

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
@@ -74,6 +75,58 @@ export async function startApp(t: Teardown, config: Config, options: Omit<AppOpt
   await app.register(blogApp, { config, bootstrap: { onKey() {} }, ...options });
   await app.ready();
   return app;
+}
+
+/** A log line as the service writes it (pino's JSON). */
+export interface LogEntry {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** A test app whose log is kept in memory (the other test apps log nothing), for tests that read what is logged. */
+export interface LoggedApp {
+  app: FastifyInstance;
+  config: Config;
+  dataDir: string;
+  /** Everything logged so far, as written. */
+  text(): string;
+  /** Everything logged so far, a parsed entry per line. */
+  entries(): LogEntry[];
+}
+
+/** The app as the server builds it, its log at `level` kept for the test (on PostgreSQL when the file runs there). */
+export async function loggedApp(t: Teardown, env: Record<string, string> = {}, { level = 'info', ...options }: Omit<AppOptions, 'config'> & { level?: string } = {}): Promise<LoggedApp> {
+  let text = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk;
+      done();
+    },
+  });
+  const dataDir = tempDataDir(t);
+  const database: Record<string, string> = onPostgres && env.DATABASE_URL === undefined ? { DATABASE_URL: await startPostgres(t) } : {};
+  const config = testConfig(dataDir, { ...database, ...env });
+  const app = Fastify(serverOptions(config, { level, stream }));
+  // A test may close the app itself (to read what closing logs).
+  let closed = false;
+  app.addHook('onClose', async () => {
+    closed = true;
+  });
+  t.teardown(() => (closed ? undefined : app.close()));
+  await app.register(blogApp, { config, bootstrap: { onKey() {} }, ...options });
+  await app.ready();
+  return {
+    app,
+    config,
+    dataDir,
+    text: () => text,
+    entries: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as LogEntry),
+  };
 }
 
 /**

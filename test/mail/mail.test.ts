@@ -1,11 +1,8 @@
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
 import t from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { renderMail } from '../../src/mail/service.js';
 import { MAIL_SEND, type MailMessage } from '../../src/mail/rules.js';
-import { BOOTSTRAP_KEY, buildTestApp, tempDataDir, testConfig, waitFor, type TestApp } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, loggedApp, tempDataDir, waitFor, type TestApp } from '../helpers/app.js';
 import { startMailbox } from '../helpers/smtp.js';
 
 // The mail module end to end: messages queued as jobs, sent by the mail loop over SMTP_URL to a
@@ -144,17 +141,7 @@ t.test('a bad message is refused before it is queued', async (t) => {
 
 t.test("a link's token never reaches the log, even at debug level", async (t) => {
   const mailbox = await startMailbox(t);
-  let log = '';
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      log += chunk;
-      done();
-    },
-  });
-  const config = testConfig(tempDataDir(t), { SMTP_URL: mailbox.url, MAIL_FROM: 'no-reply@example.com', LOG_LEVEL: 'debug' });
-  const app = Fastify(serverOptions(config, { level: 'debug', stream: sink }));
-  t.teardown(() => app.close());
-  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
+  const { app, text } = await loggedApp(t, { SMTP_URL: mailbox.url, MAIL_FROM: 'no-reply@example.com' }, { level: 'debug' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const site = (await app.sites.authenticate(BOOTSTRAP_KEY))!.site;
   const token = 'tok_' + 'S3cr3t'.repeat(6);
@@ -163,6 +150,6 @@ t.test("a link's token never reaches the log, even at debug level", async (t) =>
   const mail = await mailbox.to('logged@example.com');
   t.match(mail.parsed.text, token);
   await app.mailLoop.whenIdle();
-  t.match(log, /job attempt failed/, 'the refused attempt was logged');
-  t.notMatch(log, token);
+  t.match(text(), /job attempt failed/, 'the refused attempt was logged');
+  t.notMatch(text(), token);
 });

@@ -1,27 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import Fastify from 'fastify';
 import t from 'tap';
-import blogApp, { serverOptions } from '../../src/app.js';
-import { BOOTSTRAP_KEY, fixturesDir, onPostgres, tempDataDir, testConfig } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, fixturesDir, loggedApp } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
-import { startPostgres } from '../helpers/postgres.js';
 
 t.test('a public image, and a post page with a comment notice, are sent once: no page rendered after them, nothing logged at error level', async (t) => {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  const database: Record<string, string> = onPostgres ? { DATABASE_URL: await startPostgres(t) } : {};
-  const config = testConfig(tempDataDir(t), database);
-  const app = Fastify(serverOptions(config, { level: 'info', stream }));
-  t.teardown(() => app.close());
-  await app.register(blogApp, { config, bootstrap: { onKey() {} } });
-  await app.ready();
+  const { app, text, entries } = await loggedApp(t);
   const handle = (await app.sites.list())[0]!.handle;
   let pagesRendered = 0;
   const page = app.publicPages.page.bind(app.publicPages);
@@ -53,10 +37,10 @@ t.test('a public image, and a post page with a comment notice, are sent once: no
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(pagesRendered, 0, 'no page rendered after the image or the post with its notice');
   t.equal((await app.inject({ method: 'GET', url: `/sites/${handle}/media/nope/nope.webp` })).statusCode, 404, 'an unknown file is the site\'s 404');
-  const log = lines.join('');
+  const log = text();
   t.notMatch(log, /FST_ERR_REP_ALREADY_SENT|Reply was already sent/);
   t.notOk(
-    lines.some((line) => JSON.parse(line).level >= 50),
+    entries().some((entry) => entry.level >= 50),
     'nothing at error level',
   );
 });
