@@ -12,9 +12,10 @@ function s(tag, attrs, ...children) {
   return el;
 }
 
+/** The lines of a chart: the field of each day, its label, and its style (the views' or the visitors'). */
 const SERIES = [
-  ['views', 'Views'],
-  ['visitors', 'Visitors'],
+  ['views', 'Views', 'views'],
+  ['visitors', 'Visitors', 'visitors'],
 ];
 
 /** A round upper bound for the axis. */
@@ -27,20 +28,21 @@ function ceiling(max) {
 
 /**
  * A line chart of views and visitors per day (`days`: [{ day, views, visitors }]), and their
- * table. `small`: the editor's sparkline size, table still there.
+ * table. `small`: the editor's sparkline size, table still there. `series` draws other fields
+ * (the first one is totalled in the chart's title, in `unit`s).
  */
-export function dayChart(days, { title = 'Views and visitors per day', small = false } = {}) {
+export function dayChart(days, { title = 'Views and visitors per day', small = false, series = SERIES, unit = 'view' } = {}) {
   const width = small ? 320 : 720;
   const height = small ? 90 : 240;
   const pad = { left: small ? 4 : 40, right: 8, top: 10, bottom: small ? 6 : 24 };
-  const max = ceiling(Math.max(0, ...days.map((d) => Math.max(d.views, d.visitors))));
+  const max = ceiling(Math.max(0, ...days.flatMap((d) => series.map(([key]) => d[key]))));
   const x = (i) => pad.left + (days.length <= 1 ? 0 : (i * (width - pad.left - pad.right)) / (days.length - 1));
   const y = (v) => height - pad.bottom - (v * (height - pad.top - pad.bottom)) / max;
-  const total = days.reduce((n, d) => n + d.views, 0);
+  const total = days.reduce((n, d) => n + d[series[0][0]], 0);
   const titleId = `chart-${Math.random().toString(36).slice(2)}`;
 
   const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, class: `chart${small ? ' small' : ''}`, role: 'img', 'aria-labelledby': titleId });
-  svg.append(s('title', { id: titleId }, `${title}: ${total} view${total === 1 ? '' : 's'} over ${days.length} day${days.length === 1 ? '' : 's'}`));
+  svg.append(s('title', { id: titleId }, `${title}: ${total} ${unit}${total === 1 ? '' : 's'} over ${days.length} day${days.length === 1 ? '' : 's'}`));
   if (!small) {
     for (const v of [0, max / 2, max]) {
       svg.append(s('line', { x1: pad.left, x2: width - pad.right, y1: y(v), y2: y(v), class: 'grid' }));
@@ -51,21 +53,21 @@ export function dayChart(days, { title = 'Views and visitors per day', small = f
       svg.append(s('text', { x: width - pad.right, y: height - 6, 'text-anchor': 'end', class: 'axis' }, days[days.length - 1].day));
     }
   }
-  for (const [key] of SERIES) {
+  for (const [key, , style] of series) {
     const points = days.map((d, i) => `${x(i).toFixed(1)},${y(d[key]).toFixed(1)}`).join(' ');
-    svg.append(s('polyline', { points, class: `series ${key}` }));
+    svg.append(s('polyline', { points, class: `series ${style}` }));
   }
 
-  const legend = h('p', { class: 'legend' }, SERIES.map(([key, label]) => h('span', { class: `key ${key}` }, label)));
+  const legend = h('p', { class: 'legend' }, series.map(([, label, style]) => h('span', { class: `key ${style}` }, label)));
   const table = h(
     'table',
     { class: 'numbers' },
     h('caption', {}, title),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), SERIES.map(([, label]) => h('th', { scope: 'col' }, label)))),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day'), series.map(([, label]) => h('th', { scope: 'col' }, label)))),
     h(
       'tbody',
       {},
-      days.map((d) => h('tr', {}, h('th', { scope: 'row' }, d.day), SERIES.map(([key]) => h('td', {}, String(d[key]))))),
+      days.map((d) => h('tr', {}, h('th', { scope: 'row' }, d.day), series.map(([key]) => h('td', {}, String(d[key]))))),
     ),
   );
   return h('figure', { class: 'stats-chart' }, svg, legend, h('details', {}, h('summary', {}, 'Numbers as a table'), table));

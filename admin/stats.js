@@ -39,6 +39,7 @@ export async function render(main, ctx) {
   // The last day is today in the site's time zone: the API's default `to`.
   let data = await api('GET', '/stats');
   if (range !== '30') data = await api('GET', `/stats${query({ from: addDays(data.to, -(Number(range) - 1)), to: data.to })}`);
+  const subscribers = await api('GET', `/subscribers/stats${query({ from: data.from, to: data.to })}`);
   const direct = (referrer) => (referrer === '' ? 'Direct / internal' : referrer === '(other)' ? 'Other (past the day\'s 500 referrers)' : referrer);
   replace(
     body,
@@ -74,5 +75,28 @@ export async function render(main, ctx) {
       ),
     ),
     h('p', { class: 'hint' }, 'Counted on the server: no cookie, no script. Bots and prefetches are not counted; a visitor is counted once a day.'),
+    subscriberSection(subscribers),
+  );
+}
+
+/** Newsletter subscribers over the same days: sign-ups confirmed and unsubscribes. */
+function subscriberSection(data) {
+  const joined = data.days.reduce((n, d) => n + d.subscribed, 0);
+  const left = data.days.reduce((n, d) => n + d.unsubscribed, 0);
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Subscribers'),
+    h('p', { class: 'totals' }, h('strong', {}, String(data.active)), ` active now · ${joined} joined · ${left} left, ${data.from} to ${data.to}`),
+    joined || left
+      ? dayChart(data.days, {
+          title: 'Sign-ups and unsubscribes per day',
+          unit: 'sign-up',
+          series: [
+            ['subscribed', 'Joined', 'views'],
+            ['unsubscribed', 'Left', 'visitors'],
+          ],
+        })
+      : h('p', { class: 'muted' }, 'No one joined or left in these days.'),
   );
 }

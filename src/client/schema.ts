@@ -870,6 +870,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/subscribers/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscribers over time: sign-ups confirmed and unsubscribes per day, and the active count
+         * @description Days in the site's time zone, as the other stats. Counts only: no address.
+         */
+        get: operations["getSubscribersOverTime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/subscribers.csv": {
         parameters: {
             query?: never;
@@ -8687,6 +8707,103 @@ export interface operations {
                                 pages: number;
                             };
                             site: components["schemas"]["Site"];
+                        };
+                    };
+                };
+            };
+            /** @description Too many requests (RATE_LIMITED): wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSubscribersOverTime: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, site's time zone); default: 29 days before `to`. At most 366 days in all */
+                from?: string;
+                /** @description Last day, included (YYYY-MM-DD); default: today in the site's time zone */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window (per API key; per client address on public routes) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            from: string;
+                            to: string;
+                            timeZone: string;
+                            /** @description Active subscribers now */
+                            active: number;
+                            /** @description Every day of the range, oldest first */
+                            days: {
+                                /** @description YYYY-MM-DD in the site's time zone */
+                                day: string;
+                                /** @description Sign-ups confirmed (or imported) that day */
+                                subscribed: number;
+                                /** @description Subscribers who left that day (and have not come back) */
+                                unsubscribed: number;
+                            }[];
                         };
                     };
                 };

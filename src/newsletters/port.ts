@@ -21,6 +21,8 @@ export interface NewsletterPort {
   /** A page of the site's subscribers, newest first, with how many match. */
   subscriberPage(siteId: string, status: SubscriberStatus | undefined, q: string | undefined, offset: number, limit: number): { total: number; rows: SubscriberRow[] };
   subscriberCounts(siteId: string): SubscriberCounts;
+  /** The site's subscribers confirmed (`consentedAt`) or, still unsubscribed, unsubscribed (`updatedAt`) in [from, to). */
+  subscriberMoves(siteId: string, from: number, to: number): Pick<SubscriberRow, 'consentedAt' | 'status' | 'updatedAt'>[];
   /** Up to `limit` of the site's subscribers after `afterId` in id order (the export pages through them). */
   subscribersAfter(siteId: string, afterId: string, limit: number): SubscriberRow[];
   /** Which of these addresses the site has already. */

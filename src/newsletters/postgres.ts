@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, like, lt, lte, min, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, lte, min, or, sql } from 'drizzle-orm';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
@@ -64,6 +64,19 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
     for (const { status, n } of await tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status)) counts[status] = n;
     return counts;
   },
+  subscriberMoves: (tx, siteId, from, to) =>
+    tx
+      .select({ consentedAt: subscribers.consentedAt, status: subscribers.status, updatedAt: subscribers.updatedAt })
+      .from(subscribers)
+      .where(
+        and(
+          eq(subscribers.siteId, siteId),
+          or(
+            and(gte(subscribers.consentedAt, new Date(from)), lt(subscribers.consentedAt, new Date(to))),
+            and(eq(subscribers.status, 'unsubscribed'), gte(subscribers.updatedAt, new Date(from)), lt(subscribers.updatedAt, new Date(to))),
+          ),
+        ),
+      ),
   subscribersAfter: (tx, siteId, afterId, limit) =>
     tx
       .select()

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, like, lt, min, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
@@ -53,6 +53,20 @@ export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
     for (const { status, n } of tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status).all()) counts[status] = n;
     return counts;
   },
+  subscriberMoves: (tx, siteId, from, to) =>
+    tx
+      .select({ consentedAt: subscribers.consentedAt, status: subscribers.status, updatedAt: subscribers.updatedAt })
+      .from(subscribers)
+      .where(
+        and(
+          eq(subscribers.siteId, siteId),
+          or(
+            and(gte(subscribers.consentedAt, new Date(from)), lt(subscribers.consentedAt, new Date(to))),
+            and(eq(subscribers.status, 'unsubscribed'), gte(subscribers.updatedAt, new Date(from)), lt(subscribers.updatedAt, new Date(to))),
+          ),
+        ),
+      )
+      .all(),
   subscribersAfter: (tx, siteId, afterId, limit) =>
     tx
       .select()

@@ -1,3 +1,4 @@
+import { dayIn, daysOf, parseDay, type DayRange } from '../analytics/rules.js';
 import type { Site } from '../db/schema.js';
 import { afterCommit, ask, type StepDatabase, type Steps } from '../db/steps.js';
 import { notFound } from '../errors.js';
@@ -26,6 +27,13 @@ import {
   type SubscriberView,
 } from './rules.js';
 import type { SubscriberSource } from './statuses.js';
+
+/** One day of subscribers over time (the stats screen's chart). */
+export interface SubscriberDay {
+  day: string;
+  subscribed: number;
+  unsubscribed: number;
+}
 
 export { BOUNCES_TO_STOP, type SendView, type SubscriberCounts, type SubscriberView } from './rules.js';
 
@@ -170,6 +178,31 @@ export class NewsletterStore {
 
   counts(siteId: string): Promise<SubscriberCounts> {
     return this.db.read(() => ask('newsletters', 'subscriberCounts', siteId));
+  }
+
+  /**
+   * Subscribers over time: per day of `range` in `timeZone`, the sign-ups confirmed (or imported)
+   * and the unsubscribes, and how many are active now. An address that unsubscribed and came
+   * back counts on the day of its latest confirmation only (no history of each change is kept).
+   */
+  async overTime(siteId: string, range: DayRange, timeZone: string): Promise<{ days: SubscriberDay[]; active: number }> {
+    // A day in any time zone lies within 14 hours of the same UTC day.
+    const slack = 14 * 3_600_000;
+    const from = parseDay(range.from) - slack;
+    const to = parseDay(range.to) + 86_400_000 + slack;
+    const { moves, counts } = await this.db.read(function* () {
+      const moves = yield* ask('newsletters', 'subscriberMoves', siteId, from, to);
+      const counts = yield* ask('newsletters', 'subscriberCounts', siteId);
+      return { moves, counts };
+    });
+    const days = new Map(daysOf(range.from, range.to).map((day): [string, SubscriberDay] => [day, { day, subscribed: 0, unsubscribed: 0 }]));
+    for (const move of moves) {
+      const confirmed = move.consentedAt && days.get(dayIn(timeZone, move.consentedAt.getTime()));
+      if (confirmed) confirmed.subscribed++;
+      const left = move.status === 'unsubscribed' && days.get(dayIn(timeZone, move.updatedAt.getTime()));
+      if (left) left.unsubscribed++;
+    }
+    return { days: [...days.values()], active: counts.active };
   }
 
   /** Erases the address (and its place in any send under way). */

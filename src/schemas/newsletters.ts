@@ -26,6 +26,22 @@ export const SubscriberListQuery = Type.Object({
 });
 
 export const SubscriberListResponse = envelope(Type.Object({ subscribers: Type.Array(Subscriber), counts: Counts, pagination: PaginationSchema, site: SiteRef }));
+export const SubscribersOverTimeResponse = envelope(
+  Type.Object({
+    from: Type.String(),
+    to: Type.String(),
+    timeZone: Type.String(),
+    active: Type.Integer({ description: 'Active subscribers now' }),
+    days: Type.Array(
+      Type.Object({
+        day: Type.String({ description: "YYYY-MM-DD in the site's time zone" }),
+        subscribed: Type.Integer({ description: 'Sign-ups confirmed (or imported) that day' }),
+        unsubscribed: Type.Integer({ description: 'Subscribers who left that day (and have not come back)' }),
+      }),
+      { description: 'Every day of the range, oldest first' },
+    ),
+  }),
+);
 export const SubscriberDeletedResponse = envelope(Type.Object({ message: Type.String(), subscriberId: Type.String() }));
 
 export const SubscriberImportBody = Type.Object(

@@ -97,3 +97,27 @@ t.test('import refuses what is not one CSV file, and another site sees nothing',
   t.equal((await ctx.call({ method: 'DELETE', url: `/api/v1/subscribers/${mine.id}`, key: other.key })).statusCode, 404);
   t.equal((await ctx.call({ method: 'GET', url: '/api/v1/subscribers', key: null })).statusCode, 401);
 });
+
+t.test('subscribers over time: sign-ups and unsubscribes per day in the site time zone, the active count', async (t) => {
+  const ctx = await buildTestApp(t);
+  await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { newsletter: { enabled: true } } });
+  t.equal((await importCsv(ctx, 'email\nann@example.com\nben@example.com\ncid@example.com\n')).statusCode, 200);
+  const [row] = await ctx.rows<{ unsubscribe_token: string }>('select unsubscribe_token from subscribers where email = ?', 'ben@example.com');
+  const left = await ctx.call({ method: 'POST', url: `/sites/my-blog/unsubscribe?token=${row!.unsubscribe_token}`, key: null, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+  t.equal(left.statusCode, 200);
+
+  const res = await ctx.call({ method: 'GET', url: '/api/v1/subscribers/stats' });
+  t.equal(res.statusCode, 200, res.body);
+  const data = res.json().data;
+  t.equal(data.days.length, 30, 'the last 30 days by default, as the other stats');
+  t.equal(data.active, 2);
+  const today = data.days.at(-1);
+  t.same(today, { day: data.to, subscribed: 3, unsubscribed: 1 }, 'today: three imported, one left');
+  t.same(data.days.slice(0, -1).filter((d: { subscribed: number; unsubscribed: number }) => d.subscribed || d.unsubscribed), [], 'nothing on the days before');
+
+  const earlier = await ctx.call({ method: 'GET', url: '/api/v1/subscribers/stats?from=2020-01-01&to=2020-01-31' });
+  t.same(earlier.json().data.days.reduce((n: number, d: { subscribed: number }) => n + d.subscribed, 0), 0, 'a range before them counts none');
+  t.equal((await ctx.call({ method: 'GET', url: '/api/v1/subscribers/stats?to=2031-02-30' })).statusCode, 400, 'not a real day');
+  const other = await ctx.addSite('Other');
+  t.equal((await ctx.call({ method: 'GET', url: '/api/v1/subscribers/stats', key: other.key })).json().data.active, 0, 'another site sees none of them');
+});

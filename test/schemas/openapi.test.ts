@@ -57,6 +57,7 @@ const OPERATION_IDS = {
   'GET /api/v1/stats/posts': 'getPostsStats',
   'GET /api/v1/posts/{id}/stats': 'getPostStats',
   'GET /api/v1/subscribers': 'listSubscribers',
+  'GET /api/v1/subscribers/stats': 'getSubscribersOverTime',
   'GET /api/v1/subscribers.csv': 'exportSubscribers',
   'POST /api/v1/subscribers/import': 'importSubscribers',
   'DELETE /api/v1/subscribers/{id}': 'deleteSubscriber',

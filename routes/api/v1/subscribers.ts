@@ -11,8 +11,11 @@ import {
   SubscriberImportResponse,
   SubscriberListQuery,
   SubscriberListResponse,
+  SubscribersOverTimeResponse,
   NewsletterTestResponse,
 } from '../../../src/schemas/newsletters.js';
+import { StatsQuery } from '../../../src/schemas/stats.js';
+import { dayIn, statsRange } from '../../../src/analytics/rules.js';
 import { Type } from '@sinclair/typebox';
 import { mailNotConfigured } from '../../../src/mail/service.js';
 import { testMessage } from '../../../src/newsletters/message.js';
@@ -35,6 +38,26 @@ export default async function subscriberRoutes(fastify: FastifyInstance) {
     async (request) => {
       const [page, counts] = await Promise.all([app.newsletters.list(request.site.id, request.query), app.newsletters.counts(request.site.id)]);
       return { success: true as const, data: { subscribers: page.items, counts, pagination: page.pagination, site: request.site } };
+    },
+  );
+
+  app.get(
+    '/subscribers/stats',
+    {
+      schema: {
+        tags,
+        operationId: 'getSubscribersOverTime',
+        summary: 'Subscribers over time: sign-ups confirmed and unsubscribes per day, and the active count',
+        description: "Days in the site's time zone, as the other stats. Counts only: no address.",
+        querystring: StatsQuery,
+        response: { 200: SubscribersOverTimeResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { timeZone } = await app.sites.get(request.site.id);
+      const range = statsRange(request.query.from, request.query.to, dayIn(timeZone, Date.now()));
+      const { days, active } = await app.newsletters.overTime(request.site.id, range, timeZone);
+      return { success: true as const, data: { ...range, timeZone, active, days } };
     },
   );
 
