@@ -46,8 +46,8 @@ t.test('SIGKILL twice during a send: every address gets the post once, at most o
     t.comment(`restarted at ${Date.now() - began} ms with ${mailbox.received.length} received`);
   }
   const done = await waitFor(async () => {
-    const progress = (await api(service, 'GET', `/api/v1/posts/${id}/newsletter`)).data.newsletter;
-    return progress.status === 'sent' && progress;
+    const progress = (await api(service, 'GET', `/api/v1/posts/${id}/newsletter`)).data?.newsletter;
+    return progress?.status === 'sent' && progress;
   }, 'the send to finish after the restarts');
   t.match(done, { recipients: SUBSCRIBERS, sent: SUBSCRIBERS, failed: 0, bounced: 0 });
 
