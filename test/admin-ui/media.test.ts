@@ -42,7 +42,7 @@ t.test('the media library and the feature image picker', { skip: noChromium }, a
   await page.locator('.feature-preview img').waitFor();
   await page.getByLabel('Alt text').fill('Colours of a sunset');
   await page.getByRole('button', { name: 'Publish' }).click();
-  await page.getByText('Published.').waitFor();
+  await page.getByText('Published.', { exact: true }).waitFor();
   const postId = page.url().split('/').pop()!;
   const stored = (await ctx.call({ method: 'GET', url: `/api/v1/posts/${postId}` })).json().data.post;
   t.match(stored, { featureImage: listed[0].id, featureImageAlt: 'Colours of a sunset' });
