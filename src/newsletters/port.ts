@@ -1,5 +1,5 @@
 import type { NewsletterRecipientRow, NewsletterSendRow, SubscriberRow } from '../db/schema.js';
-import type { SendCounts, SubscriberCounts } from './rules.js';
+import type { SendCounts } from './rules.js';
 import type { SubscriberStatus } from './statuses.js';
 
 /**
@@ -20,7 +20,8 @@ export interface NewsletterPort {
   deleteSubscriber(siteId: string, subscriberId: string): boolean;
   /** A page of the site's subscribers, newest first, with how many match. */
   subscriberPage(siteId: string, status: SubscriberStatus | undefined, q: string | undefined, offset: number, limit: number): { total: number; rows: SubscriberRow[] };
-  subscriberCounts(siteId: string): SubscriberCounts;
+  /** How many of the site's subscribers have each status (statuses with none are left out). */
+  subscribersByStatus(siteId: string): { status: SubscriberStatus; n: number }[];
   /** The site's subscribers confirmed (`consentedAt`) or, still unsubscribed, unsubscribed (`updatedAt`) in [from, to). */
   subscriberMoves(siteId: string, from: number, to: number): Pick<SubscriberRow, 'consentedAt' | 'status' | 'updatedAt'>[];
   /** Up to `limit` of the site's subscribers after `afterId` in id order (the export pages through them). */

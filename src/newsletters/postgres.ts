@@ -4,7 +4,6 @@ import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
 import { likePattern } from './sqlite.js';
-import { SUBSCRIBER_STATUSES } from './statuses.js';
 
 /*
  * The newsletter store's statements as PostgreSQL spells them. Several instances may share the
@@ -59,11 +58,7 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
     ]);
     return { total: counted!.n, rows };
   },
-  async subscriberCounts(tx, siteId) {
-    const counts = Object.fromEntries(SUBSCRIBER_STATUSES.map((status) => [status, 0])) as Record<(typeof SUBSCRIBER_STATUSES)[number], number>;
-    for (const { status, n } of await tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status)) counts[status] = n;
-    return counts;
-  },
+  subscribersByStatus: (tx, siteId) => tx.select({ status: subscribers.status, n: count() }).from(subscribers).where(eq(subscribers.siteId, siteId)).groupBy(subscribers.status),
   subscriberMoves: (tx, siteId, from, to) =>
     tx
       .select({ consentedAt: subscribers.consentedAt, status: subscribers.status, updatedAt: subscribers.updatedAt })

@@ -26,7 +26,14 @@ import {
   type SubscriberRow,
   type SubscriberView,
 } from './rules.js';
-import type { SubscriberSource } from './statuses.js';
+import { SUBSCRIBER_STATUSES, type SubscriberSource } from './statuses.js';
+
+/** The site's subscribers counted by status, every status present (0 when none). */
+function* countsOf(siteId: string): Steps<SubscriberCounts> {
+  const counts = Object.fromEntries(SUBSCRIBER_STATUSES.map((status) => [status, 0])) as SubscriberCounts;
+  for (const { status, n } of yield* ask('newsletters', 'subscribersByStatus', siteId)) counts[status] = Number(n);
+  return counts;
+}
 
 /** One day of subscribers over time (the stats screen's chart). */
 export interface SubscriberDay {
@@ -177,7 +184,7 @@ export class NewsletterStore {
   }
 
   counts(siteId: string): Promise<SubscriberCounts> {
-    return this.db.read(() => ask('newsletters', 'subscriberCounts', siteId));
+    return this.db.read(() => countsOf(siteId));
   }
 
   /**
@@ -192,7 +199,7 @@ export class NewsletterStore {
     const to = parseDay(range.to) + 86_400_000 + slack;
     const { moves, counts } = await this.db.read(function* () {
       const moves = yield* ask('newsletters', 'subscriberMoves', siteId, from, to);
-      const counts = yield* ask('newsletters', 'subscriberCounts', siteId);
+      const counts = yield* countsOf(siteId);
       return { moves, counts };
     });
     const days = new Map(daysOf(range.from, range.to).map((day): [string, SubscriberDay] => [day, { day, subscribed: 0, unsubscribed: 0 }]));

@@ -227,29 +227,9 @@ export function usageCount(word: string): number {
   return best;
 }
 
-/** Sum of the tag counts of the lemma's lines ("lemma%ss_type:..." sorted by sense key). */
+/** Sum of the tag counts of the lemma's lines in index.sense. */
 function countOf(index: Buffer, lemma: string): number {
-  const key = Buffer.from(`${lemma}%`, 'latin1');
-  let low = 0;
-  let high = index.length;
-  // The first line whose key is at least `lemma%`.
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    const start = mid === 0 ? 0 : index.lastIndexOf(10, mid - 1) + 1;
-    const end = index.indexOf(10, start);
-    const line = index.subarray(start, end === -1 ? index.length : end);
-    if (Buffer.compare(line.subarray(0, key.length), key) < 0) low = (end === -1 ? index.length : end) + 1;
-    else high = start;
-  }
-  let total = 0;
-  for (let at = low; at < index.length; ) {
-    const end = index.indexOf(10, at);
-    const line = index.toString('latin1', at, end === -1 ? index.length : end);
-    if (!line.startsWith(`${lemma}%`)) break;
-    total += Number(line.split(' ')[3] ?? 0) || 0;
-    at = end === -1 ? index.length : end + 1;
-  }
-  return total;
+  return senseLines(index, lemma).reduce((total, line) => total + (Number(line.split(' ')[3] ?? 0) || 0), 0);
 }
 
 export interface UsageByPart {
