@@ -21,7 +21,16 @@
 // their blog_session cookie alone on any instance: session, post lists, creates and edits (with
 // the service's Origin), previews, /admin/, stats, and ~1 in 20 a sign-out and sign-in again;
 // stats read with the key; public pages read as Chrome (80 %) or Googlebot (20 %), whose 200s of
-// index and post pages are held against the run's counted views at the end.
+// index and post pages are held against the run's counted views at the end; readers' comments on
+// three posts of their own, without a proof of work (so held), by the content API (201) and the
+// page's form (303), each carrying a marker, moderated (approved, spam, back to pending, deleted)
+// by a staff cookie or the key, and the approved ones read back; newsletters on, SOAK_SUBSCRIBERS
+// (default 300) readers imported by CSV (active) and up to 30 public sign-ups confirmed through
+// the link mailed to them; three newsletter posts (10 s before the first SIGKILL; one with the
+// SMTP server stopped for a minute once a third of its mails are in; one late), and every
+// published batch post sends its own. Mail goes to an SMTP server in this process (smtp-server,
+// mailparser): staff invitations (their links come by mail), confirmations, comment notices and
+// newsletters. The load's own creates opt out of the newsletter (sendNewsletter: false).
 //
 // Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
 // same data; on PostgreSQL alternating between the instances, plus the second instance again at
@@ -31,12 +40,22 @@
 // 0.35; on SQLite a full disk (a ballast file fills the tmpfs) at 0.6; a CPU burner (one busy
 // child per core, os.availableParallelism()) from 1/3 to 2/3. Outages last 25 s (15 s under 10 min).
 //
+// Checks (after a drain of up to 150 s): no 5xx but 503/507 in outages, no 429, tasks, webhook
+// events (comment and newsletter events among them), views, uploads, images, staff sessions; every
+// comment answered 201/303 exists exactly once and none refused exists, moderation states as set;
+// every newsletter (GET /api/v1/posts/:id/newsletter) ends `sent`, each imported reader and each
+// sign-up confirmed before it was made receives it, nobody else does, with at most one duplicate
+// per SIGKILL or SMTP stop during its send; every sign-up answered 202 confirmed; children,
+// memory and fds, WAL. Printed per minute: p50/p99 of reads and the first instance's RSS and fds.
+//
 // Sampling every 5 s: each server's RSS and open fds, the SQLite WAL's size, and every extractor
 // process of this checkout (with its parent server from EXTRACTOR_PARENT_PID).
 //
 // Settings the soak gives the service: GENERATOR=builtin, JOB_POLL_MS=500, BUILTIN_WORKERS=1,
 // WEBHOOK_ALLOW_PRIVATE=true (the receiver is on loopback), WEBHOOK_TIMEOUT_MS=3000,
-// WEBHOOK_RETRY_BASE_MS=1000 (so retries finish within the drain), the rate limits above.
+// WEBHOOK_RETRY_BASE_MS=1000 (so retries finish within the drain), the rate limits above,
+// SMTP_URL (the server here), MAIL_FROM, MAIL_RATE_PER_MINUTE=1200, SPAM_GUARD_RATE_MAX=1000000
+// (every reader of the soak is 127.0.0.1).
 
 import { fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -72,7 +91,13 @@ const OUTAGE_MS = MINUTES < 10 ? 15_000 : 25_000;
 // SQLite's DATA_DIR holds an hour's uploads, images and posts (~160 MB in 58 min filled 192 MB): room scales with the run.
 const TMPFS_MB = Math.max(192, MINUTES * 12);
 const SAMPLE_MS = 5000;
-const WINDOW_MS = MINUTES >= 15 ? 5 * 60_000 : 60_000;
+const WINDOW_MS = 60_000;
+// Newsletter readers imported at the start (consented, active); SOAK_SUBSCRIBERS changes it.
+const SUBSCRIBERS = Math.max(10, Number(process.env.SOAK_SUBSCRIBERS) || 300);
+/** The SMTP server is away this long in the middle of a send. */
+const MAIL_OUTAGE_MS = 60_000;
+/** Public sign-ups confirmed through their mailed link, at most. */
+const MAX_SIGNUPS = 30;
 const DRAIN_MS = 150_000;
 const ORPHAN_GRACE_MS = 5000;
 const EXTRACTOR_MARK = path.join(DIST_DIR, 'src', 'knowledge', 'extract-worker.js');
@@ -87,6 +112,10 @@ const SERVICE_ENV = {
   RATE_LIMIT_MAX: '6000',
   RATE_LIMIT_GENERATE_MAX: '60',
   SHUTDOWN_TIMEOUT_MS: '2000',
+  MAIL_FROM: 'Soak <news@example.com>',
+  MAIL_RATE_PER_MINUTE: '1200',
+  // Every reader of the soak comes from 127.0.0.1: the spam guard's window per address would refuse them.
+  SPAM_GUARD_RATE_MAX: '1000000',
 };
 
 const pick = (list) => list[Math.floor(Math.random() * list.length)];
@@ -202,6 +231,70 @@ async function startReceiver() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SMTP server (smtp-server in this process): every message kept as { to, subject, text, links, t };
+// stop() closes it (its connections told 421 after a second), start() listens again on the same port.
+// ---------------------------------------------------------------------------------------------
+
+async function startSmtp(clock) {
+  const { SMTPServer } = await import('smtp-server');
+  const { simpleParser } = await import('mailparser');
+  const mails = [];
+  const listeners = [];
+  let server = null;
+  let port = 0;
+  const start = async () => {
+    const next = new SMTPServer({
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      authOptional: true,
+      logger: false,
+      closeTimeout: 1000,
+      onData(stream, session, callback) {
+        const chunks = [];
+        stream.on('data', (chunk) => chunks.push(chunk));
+        stream.on('end', () => {
+          simpleParser(Buffer.concat(chunks)).then((parsed) => {
+            const text = parsed.text ?? '';
+            const mail = { to: session.envelope.rcptTo.map((a) => a.address.toLowerCase()), subject: parsed.subject ?? '', text, links: text.match(/https?:\/\/[^\s>)\]]+/g) ?? [], t: clock() };
+            mails.push(mail);
+            for (const listen of listeners) listen(mail);
+            callback();
+          }, (error) => callback(error));
+        });
+      },
+    });
+    // A SIGKILLed service resets its connection: nothing to report.
+    next.on('error', () => {});
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await new Promise((resolve, reject) => {
+          next.server.once('error', reject);
+          next.listen(port, '127.0.0.1', () => {
+            next.server.off('error', reject);
+            resolve();
+          });
+        });
+        break;
+      } catch (error) {
+        if (attempt >= 20) throw error;
+        await sleep(500);
+      }
+    }
+    port = next.server.address().port;
+    server = next;
+  };
+  const stop = () =>
+    new Promise((resolve) => {
+      const closing = server;
+      server = null;
+      if (!closing) return resolve();
+      closing.close(() => resolve());
+    });
+  await start();
+  onCleanup(stop);
+  return { url: `smtp://127.0.0.1:${port}`, mails, onMail: (fn) => listeners.push(fn), start, stop };
+}
+
+// ---------------------------------------------------------------------------------------------
 // S3 (s3rver in this process: stop() closes its port, start() reopens it with the same objects)
 // ---------------------------------------------------------------------------------------------
 
@@ -283,6 +376,10 @@ async function runSetup(kind) {
     instances.push({ name: 'pg-a', dataDir: tempDir('blog-soak-a-') }, { name: 'pg-b', dataDir: tempDir('blog-soak-b-') });
   }
 
+  const smtp = await startSmtp(() => at());
+  dbEnv = { ...dbEnv, SMTP_URL: smtp.url };
+  const mailOutages = []; // { from, to }: kept apart from the outages that allow 503s
+
   const launch = async (inst) => {
     inst.server = await startServer({ dataDir: inst.dataDir, apiKey, env: { ...SERVICE_ENV, ...dbEnv }, readyTimeoutMs: 120_000 });
     inst.pids = [...(inst.pids ?? []), inst.server.pid];
@@ -332,7 +429,10 @@ async function runSetup(kind) {
   const site = data(await call('GET', 'site', '/api/v1/site')).site;
   const handle = site.handle;
   const hookRes = await call('POST', 'webhooks', '/api/v1/webhooks', {
-    body: { url: receiver.url, events: ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed'] },
+    body: {
+      url: receiver.url,
+      events: ['post.created', 'post.updated', 'post.published', 'post.unpublished', 'post.deleted', 'task.succeeded', 'task.failed', 'knowledge.indexed', 'knowledge.failed', 'comment.created', 'comment.approved', 'newsletter.sent'],
+    },
   });
   const webhookId = data(hookRes)?.webhook?.id ?? data(hookRes)?.id;
   if (!webhookId) throw new Error(`webhook not created: ${hookRes?.status} ${hookRes?.text?.slice(0, 300)}`);
@@ -350,9 +450,13 @@ async function runSetup(kind) {
     const email = `soak-${role}-${randomUUID().slice(0, 8)}@example.com`;
     const password = `soak password ${randomUUID()}`;
     const added = await call('POST', 'staff-invite', '/api/v1/users', { body: { email, role } });
-    // Without SMTP_URL the invitation link is in the answer (a new email makes its account by accepting).
-    const inviteUrl = data(added)?.inviteUrl;
-    const token = inviteUrl?.split('#token=')[1];
+    // With mail set up the invitation link comes by mail (a new email makes its account by accepting).
+    let token = data(added)?.inviteUrl?.split('#token=')[1];
+    for (let waited = 0; !token && added?.status < 300 && waited < 60_000; waited += 200) {
+      const mail = smtp.mails.find((m) => m.to.includes(email.toLowerCase()) && m.text.includes('#token='));
+      token = mail && decodeURIComponent(/#token=([^\s>)\]]+)/.exec(mail.text)[1]);
+      if (!token) await sleep(200);
+    }
     if (!token) throw new Error(`staff ${role} not invited: ${added?.status} ${added?.text?.slice(0, 300)}`);
     const setupRes = await call('POST', 'staff-setup', '/api/v1/auth/accept', { body: { token, password }, bearer: false, origin: true });
     const cookie = cookieOf(setupRes);
@@ -360,7 +464,46 @@ async function runSetup(kind) {
     staff.push({ role, email, password, cookie, inFlight: 0, cycling: false });
   }
 
+  // --- newsletter: on, SUBSCRIBERS readers imported (consented, active) -------------------------
+  const newsletterOn = await call('PATCH', 'setup', '/api/v1/site', { body: { newsletter: { enabled: true, senderName: 'Soak Notes' } } });
+  if (newsletterOn?.status !== 200) throw new Error(`newsletter not turned on: ${newsletterOn?.status} ${newsletterOn?.text?.slice(0, 300)}`);
+  const readers = Array.from({ length: SUBSCRIBERS }, (_, i) => `soak-reader-${i}@example.com`);
+  const csv = multipartFile('readers.csv', Buffer.from(`email\n${readers.join('\n')}\n`), 'text/csv');
+  const imported = await call('POST', 'setup', '/api/v1/subscribers/import', { body: csv.body, headers: { 'content-type': csv.contentType } });
+  if (data(imported)?.imported !== SUBSCRIBERS) throw new Error(`subscribers not imported: ${imported?.status} ${imported?.text?.slice(0, 300)}`);
+
+  // --- comments: posts of their own (the load deletes and unpublishes its posts, and their comments with them) ---
+  const commentPosts = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await call('POST', 'setup', '/api/v1/posts', { body: { title: `Soak comments ${i} ${randomUUID().slice(0, 8)}`, content: 'Readers answer here.', isDraft: false, sendNewsletter: false } });
+    const post = res?.status === 201 ? data(res)?.post : null;
+    if (!post) throw new Error(`comment post not created: ${res?.status} ${res?.text?.slice(0, 300)}`);
+    commentPosts.push({ id: post.id, slug: post.slug });
+  }
+
   // --- state of the load ----------------------------------------------------------------------
+  const comments = []; // { marker, via, answer, id, state: pending|approved|spam|deleted|unknown, busy }
+  const signups = []; // { email, answer, confirmed: t or null, confirmAnswer }
+  const confirmations = [];
+  const newsletterPosts = []; // { id, slug, title, what }
+  // A sign-up's confirmation mail: its link's page is confirmed with a POST, as the reader's button does.
+  smtp.onMail((mail) => {
+    const s = signups.find((x) => mail.to.includes(x.email));
+    const link = s && !s.confirmed && mail.links.find((l) => l.includes('/subscribe/confirm?token='));
+    if (!link) return;
+    const token = new URL(link).searchParams.get('token');
+    confirmations.push(
+      (async () => {
+        for (let attempt = 0; attempt < 20; attempt++) {
+          const res = await call('POST', 'subscribe-confirm', `/sites/${handle}/subscribe/confirm`, { body: `token=${encodeURIComponent(token)}`, bearer: false, headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': BROWSER_UA } });
+          s.confirmAnswer = res?.status ?? 0;
+          if (res?.status === 200) return void ((s.confirmed = at()), (s.confirmedWall = Date.now()));
+          if (res && res.status < 500) return;
+          await sleep(3000);
+        }
+      })(),
+    );
+  });
   const myPosts = new Map(); // id -> { slug, published }
   const uploads = []; // { id, name }
   const mediaAnswers = []; // { name, status, code }
@@ -384,6 +527,8 @@ async function runSetup(kind) {
       const published = [...myPosts.values()].filter((p) => p.published);
       const paths = [`/sites/${handle}/`, `/sites/${handle}/rss.xml`, `/sites/${handle}/atom.xml`, `/sites/${handle}/feed.json`, `/content/v1/sites/${handle}/posts`];
       if (published.length) paths.push(`/sites/${handle}/${pick(published).slug}/`);
+      const commented = pick(commentPosts);
+      paths.push(`/sites/${handle}/${commented.slug}/`, `/content/v1/sites/${handle}/posts/${commented.slug}/comments`);
       const p = pick(paths);
       // Most reads as a browser, some as a crawler: analytics counts the browser's 200s of
       // index and post pages (not feeds nor the content API).
@@ -420,11 +565,12 @@ async function runSetup(kind) {
       }
       const roll = Math.random();
       if (roll < 0.2) await staffCall(s, 'GET', 'staff-session', '/api/v1/auth/session');
-      else if (roll < 0.4) await staffCall(s, 'GET', 'staff-list', `/api/v1/posts?status=all&limit=20&page=${1 + Math.floor(Math.random() * 3)}`);
+      else if (roll < 0.32) await staffCall(s, 'GET', 'staff-list', `/api/v1/posts?status=all&limit=20&page=${1 + Math.floor(Math.random() * 3)}`);
+      else if (roll < 0.4) await staffCall(s, 'GET', 'staff-comments', `/api/v1/comments?status=${pick(['pending', 'approved', 'spam'])}&limit=20`);
       else if (roll < 0.55) {
         const res = await staffCall(s, 'POST', 'staff-create', '/api/v1/posts', {
           origin: true,
-          body: { title: `Staff post ${randomUUID().slice(0, 8)}`, content: `By the ${s.role}. ${'lorem ipsum '.repeat(15)}`, tags: ['soak-staff'] },
+          body: { title: `Staff post ${randomUUID().slice(0, 8)}`, content: `By the ${s.role}. ${'lorem ipsum '.repeat(15)}`, tags: ['soak-staff'], sendNewsletter: false },
           headers: { 'idempotency-key': randomUUID() },
         });
         const post = res?.status === 201 ? data(res)?.post : null;
@@ -443,7 +589,8 @@ async function runSetup(kind) {
     },
     async create() {
       const roll = Math.random();
-      const body = { title: `Soak post ${randomUUID().slice(0, 8)}`, content: `Some text ${'lorem ipsum '.repeat(20)}`, tags: ['soak'] };
+      // Not mailed: the newsletters of the load are its own few posts and the batches' published posts.
+      const body = { title: `Soak post ${randomUUID().slice(0, 8)}`, content: `Some text ${'lorem ipsum '.repeat(20)}`, tags: ['soak'], sendNewsletter: false };
       if (roll < 0.4) body.isDraft = false;
       else if (roll < 0.6) body.publishAt = new Date(Date.now() + 30_000 + Math.random() * 60_000).toISOString();
       const res = await call('POST', 'post-create', '/api/v1/posts', { body, headers: { 'idempotency-key': randomUUID() } });
@@ -492,12 +639,55 @@ async function runSetup(kind) {
         mediaAnswers.push({ name: file.name, status: res.status, message });
       }
     },
+    async comment() {
+      // A reader's comment without a proof of work: held for a moderator. 30 % by the page's form (303), the rest by the content API (201).
+      const post = pick(commentPosts);
+      const marker = `soak-c-${randomUUID()}`;
+      const c = { marker, via: Math.random() < 0.3 ? 'form' : 'api', answer: null, id: null, state: 'pending', busy: false };
+      comments.push(c);
+      const fields = { name: 'Soak reader', email: `reader-${marker.slice(7, 13)}@example.com`, body: `A thought on this post (${marker}).` };
+      const res =
+        c.via === 'form'
+          ? await call('POST', 'comment-form', `/sites/${handle}/${post.slug}/comments`, { body: new URLSearchParams(fields).toString(), bearer: false, headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': BROWSER_UA } })
+          : await call('POST', 'comment-submit', `/content/v1/sites/${handle}/posts/${post.slug}/comments`, { body: fields, bearer: false, headers: { 'user-agent': BROWSER_UA } });
+      c.answer = res?.status ?? 0;
+      if (res?.status === 201) c.id = data(res)?.comment?.id ?? null;
+    },
+    async moderate() {
+      // Approve, mark spam, back to pending or delete: by a staff member's cookie (60 %) or the key.
+      const c = pick(comments.filter((x) => x.id && !x.busy && x.state !== 'deleted' && x.state !== 'unknown'));
+      if (!c) return;
+      const roll = Math.random();
+      const target = roll < 0.55 ? 'approved' : roll < 0.7 ? 'spam' : roll < 0.8 ? 'pending' : 'deleted';
+      const s = Math.random() < 0.6 ? pick(staff.filter((x) => x.cookie && !x.cycling)) : null;
+      const method = target === 'deleted' ? 'DELETE' : 'PATCH';
+      const options = target === 'deleted' ? {} : { body: { status: target } };
+      c.busy = true;
+      try {
+        const res = s ? await staffCall(s, method, 'staff-moderate', `/api/v1/comments/${c.id}`, { origin: true, ...options }) : await call(method, 'moderate', `/api/v1/comments/${c.id}`, options);
+        // Without an answer the outcome is unknown: the comment is then only held to existing at most once.
+        c.state = res?.status === 200 ? target : 'unknown';
+        if (res && res.status !== 200) c.refusal = `${res.status} ${res.text.slice(0, 120)}`;
+      } finally {
+        c.busy = false;
+      }
+    },
+    async subscribe() {
+      // A public sign-up (no proof of work: taken, confirmed by the mailed link, below).
+      if (signups.length >= MAX_SIGNUPS) return;
+      const email = `soak-signup-${randomUUID().slice(0, 8)}@example.com`;
+      const s = { email, answer: null, confirmed: null, confirmAnswer: null };
+      signups.push(s);
+      const res = await call('POST', 'subscribe', `/content/v1/sites/${handle}/subscribers`, { body: { email }, bearer: false, headers: { 'user-agent': BROWSER_UA } });
+      s.answer = res?.status ?? 0;
+    },
     async generate() {
       await call('POST', 'generate', '/api/v1/posts/generate', { body: { topic: pick(TOPICS), length: 'short' }, timeoutMs: 120_000 });
     },
   };
   const weights = [
     ['read', 40], ['list', 8], ['create', 12], ['edit', 8], ['toggle', 4], ['remove', 3], ['knowledge', 4], ['search', 10], ['media', 3], ['generate', 1], ['staff', 12], ['stats', 2],
+    ['comment', 6], ['moderate', 4], ['subscribe', 1],
   ];
   const totalWeight = weights.reduce((s, [, w]) => s + w, 0);
   const chooseAction = () => {
@@ -680,6 +870,45 @@ async function runSetup(kind) {
   if (kind === 'sqlite' && fullDisk?.skipped) note(`full disk skipped: ${fullDisk.skipped}`);
   for (let i = 1; i <= 5; i++) plan((i - 0.5) / 6, 'batch', batch);
 
+  // Newsletters of posts of their own (the batches' published posts send theirs too): one 10 s
+  // before the first SIGKILL (killed mid-send), one with the SMTP server stopped for a minute
+  // once a third of its mails are in, one late and quiet.
+  const publishNewsletter = async (what) => {
+    const key = randomUUID();
+    const title = `Soak newsletter ${what} ${key.slice(0, 8)}`;
+    const content = Array.from({ length: 4 }, (_, i) => `Paragraph ${i + 1} of the soak's issue, with [a link](https://example.com/${i}).`).join('\n\n');
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const res = await call('POST', 'newsletter-post', '/api/v1/posts', { body: { title, content, tags: ['soak-newsletter'], isDraft: false }, headers: { 'idempotency-key': key } });
+      const post = res?.status === 201 ? data(res)?.post : null;
+      if (post) {
+        const entry = { id: post.id, slug: post.slug, title, what, at: at() };
+        newsletterPosts.push(entry);
+        note(`newsletter post published (${what})`);
+        return entry;
+      }
+      if (res && res.status < 500 && res.status !== 409) throw new Error(`newsletter post refused: ${res.status} ${res.text.slice(0, 200)}`);
+      await sleep(3000);
+    }
+    throw new Error('newsletter post never answered');
+  };
+  const mailsOf = (slug) => smtp.mails.filter((m) => m.links.some((l) => l.endsWith(`/${slug}/`)));
+  plan(Math.max(0.02, 1 / 6 - 10_000 / RUN_MS), 'newsletter', () => publishNewsletter('before a kill'));
+  plan(0.45, 'newsletter', async () => {
+    const post = await publishNewsletter('SMTP stopped mid-send');
+    for (let waited = 0; mailsOf(post.slug).length < SUBSCRIBERS / 3; waited += 250) {
+      if (waited > 180_000) throw new Error('a third of the newsletter never arrived');
+      await sleep(250);
+    }
+    const from = at();
+    await smtp.stop();
+    note(`mail outage: SMTP server stopped after ${mailsOf(post.slug).length} mails of the newsletter`);
+    await sleep(MAIL_OUTAGE_MS);
+    await smtp.start();
+    mailOutages.push({ from, to: at() });
+    note('mail server back');
+  });
+  plan(0.75, 'newsletter', () => publishNewsletter('late'));
+
   // --- run --------------------------------------------------------------------------------------
   t0 = performance.now();
   const faultRuns = [];
@@ -717,16 +946,35 @@ async function runSetup(kind) {
   let tasks;
   let files;
   let deliveries;
+  const newsletters = new Map(); // post id -> progress (newsletter posts and the batches' posts)
+  const readNewsletter = async (id) => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (attempt) await sleep(2000);
+      const res = await call('GET', 'check', `/api/v1/posts/${id}/newsletter`);
+      if (res?.status === 200) return data(res).newsletter;
+      if (res?.status === 404) return null;
+    }
+    return { status: 'unreadable' };
+  };
   for (;;) {
     tasks = await listAll('tasks', '/api/v1/tasks', 'tasks');
     files = await listAll('knowledge', '/api/v1/knowledge', 'items');
     deliveries = await listAll('deliveries', `/api/v1/webhooks/${webhookId}/deliveries`, 'deliveries');
-    const busy = tasks.filter((x) => x.status === 'pending' || x.status === 'running').length + files.filter((f) => f.status === 'uploaded').length + deliveries.filter((d) => d.status === 'pending').length;
+    await Promise.all(confirmations);
+    for (const id of [...newsletterPosts.map((p) => p.id), ...tasks.filter((x) => x.postId).map((x) => x.postId)]) {
+      if (newsletters.get(id)?.status === 'sent') continue;
+      const progress = await readNewsletter(id);
+      if (progress) newsletters.set(id, progress);
+    }
+    const sending = [...newsletters.values()].filter((n) => n.status !== 'none' && n.status !== 'sent').length;
+    const busy = tasks.filter((x) => x.status === 'pending' || x.status === 'running').length + files.filter((f) => f.status === 'uploaded').length + deliveries.filter((d) => d.status === 'pending').length + sending;
     if (!busy || at() > drainEnd) break;
     await sleep(3000);
   }
   note('drained');
   const posts = await listAll('posts', '/api/v1/posts?status=all', 'posts');
+  const listedComments = [];
+  for (const status of ['pending', 'approved', 'spam']) listedComments.push(...(await listAll('comments', `/api/v1/comments?status=${status}`, 'comments')).map((c) => ({ ...c, listedAs: status })));
   // Stats of the whole run (from the day before it began: the site's day may differ from UTC's),
   // read after a few flush intervals.
   await sleep(3 * ANALYTICS_FLUSH_MS);
@@ -830,8 +1078,8 @@ async function runSetup(kind) {
   const notDelivered = deliveries.filter((d) => !(received.get(d.id) ?? []).includes(200));
   const eventIds = new Map();
   for (const r of receiver.receipts) {
-    const resource = r.body?.data?.post ?? r.body?.data?.task ?? r.body?.data?.knowledge;
-    const key = `${r.body?.type} ${resource?.id} ${r.body?.timestamp}`;
+    const resource = r.body?.data?.comment ?? r.body?.data?.post ?? r.body?.data?.task ?? r.body?.data?.knowledge ?? r.body?.data?.newsletter;
+    const key = `${r.body?.type} ${resource?.id ?? resource?.postId} ${r.body?.timestamp}`;
     eventIds.set(key, new Set([...(eventIds.get(key) ?? []), r.id]));
   }
   const multi = [...eventIds.entries()].filter(([, ids]) => ids.size > 1);
@@ -853,6 +1101,81 @@ async function runSetup(kind) {
   const badMedia = mediaAnswers.filter((m) => m.status >= 400 && m.status < 500 && !m.message);
   const mStatus = mediaAnswers.reduce((m, a) => ((m[`${a.name} ${a.status}`] = (m[`${a.name} ${a.status}`] ?? 0) + 1), m), {});
   check('every image upload stored or refused with a readable error', badMedia.length === 0, JSON.stringify(mStatus));
+
+  // comments: every one answered 201/303 exists once, none answered otherwise exists, the rest at most once; moderation as set
+  const commentsByMarker = new Map();
+  for (const c of listedComments) {
+    const marker = /soak-c-[0-9a-f-]{36}/.exec(c.body ?? '')?.[0];
+    if (marker) commentsByMarker.set(marker, [...(commentsByMarker.get(marker) ?? []), c]);
+  }
+  const accepted = comments.filter((c) => c.answer === 201 || c.answer === 303);
+  const commentLost = accepted.filter((c) => c.state !== 'deleted' && c.state !== 'unknown' && !(commentsByMarker.get(c.marker) ?? []).length);
+  const commentDoubled = comments.filter((c) => (commentsByMarker.get(c.marker) ?? []).length > 1);
+  const refusedButThere = comments.filter((c) => c.answer !== 201 && c.answer !== 303 && c.answer !== 0 && c.answer < 500 && (commentsByMarker.get(c.marker) ?? []).length);
+  const unanswered = comments.filter((c) => c.answer === 0 || c.answer >= 500);
+  const commentAnswers = comments.reduce((m, c) => ((m[`${c.via} ${c.answer}`] = (m[`${c.via} ${c.answer}`] ?? 0) + 1), m), {});
+  check(
+    'comments: every one answered 201/303 exists exactly once (none lost, none doubled); none refused exists',
+    accepted.length > 0 && !commentLost.length && !commentDoubled.length && !refusedButThere.length,
+    `${comments.length} submitted ${JSON.stringify(commentAnswers)}; ${listedComments.length} listed; ${unanswered.length} unanswered (${unanswered.filter((c) => commentsByMarker.has(c.marker)).length} of them exist)${commentLost.length ? `; LOST ${commentLost.length}: ${commentLost.slice(0, 3).map((c) => c.marker).join(', ')}` : ''}${commentDoubled.length ? `; DOUBLED ${commentDoubled.length}` : ''}${refusedButThere.length ? `; refused but there: ${refusedButThere.length}` : ''}`,
+  );
+  const moderated = comments.filter((c) => c.id && (c.answer === 201) && c.state !== 'unknown');
+  const wrongState = moderated.filter((c) => {
+    const found = commentsByMarker.get(c.marker) ?? [];
+    return c.state === 'deleted' ? found.length !== 0 : found.length !== 1 || found[0].listedAs !== c.state || found[0].id !== c.id;
+  });
+  const states = moderated.reduce((m, c) => ((m[c.state] = (m[c.state] ?? 0) + 1), m), {});
+  const moderation = records.filter((r) => r.route === 'moderate' || r.route === 'staff-moderate');
+  const unknownState = comments.filter((c) => c.state === 'unknown');
+  check(
+    'comments: moderation states as set (approved, spam, pending; deleted ones gone)',
+    moderation.length > 0 && wrongState.length === 0,
+    `${moderation.length} moderations (${moderation.filter((r) => r.staff).length} by staff cookie) ${group(moderation) || ''}; final states ${JSON.stringify(states)}; ${unknownState.length} left unknown (no answer${unknownState.some((c) => c.refusal) ? `, or ${[...new Set(unknownState.map((c) => c.refusal).filter(Boolean))].slice(0, 3).join(' | ')}` : ''})${wrongState.length ? `; WRONG: ${wrongState.slice(0, 5).map((c) => `${c.id} set ${c.state}, found ${(commentsByMarker.get(c.marker) ?? []).map((x) => x.listedAs).join('+') || 'none'}`).join('; ')}` : ''}`,
+  );
+
+  // newsletters: each subscriber gets each newsletter once (a duplicate allowed per SIGKILL and per SMTP stop during that send); each send ends `sent`
+  const subscriberSet = new Set([...readers, ...signups.map((x) => x.email)]);
+  const postById = new Map(posts.map((p) => [p.id, p]));
+  const sends = [...newsletters.entries()].filter(([, n]) => n.status !== 'none');
+  const newsletterProblems = [];
+  const newsletterLines = [];
+  let mailsCounted = 0;
+  let duplicates = 0;
+  for (const [id, n] of sends) {
+    const slug = postById.get(id)?.slug ?? newsletterPosts.find((p) => p.id === id)?.slug;
+    const mine = mailsOf(slug);
+    mailsCounted += mine.length;
+    const perAddress = new Map();
+    for (const m of mine) for (const to of m.to) perAddress.set(to, (perAddress.get(to) ?? 0) + 1);
+    const first = Math.min(...mine.map((m) => m.t));
+    const last = Math.max(...mine.map((m) => m.t));
+    const killsDuring = killWindows.filter((w) => w.from >= first - 2000 && w.from <= last).length;
+    const stopsDuring = mailOutages.filter((o) => o.from >= first && o.from <= last).length;
+    const extra = [...perAddress.values()].reduce((sum, k) => sum + k - 1, 0);
+    duplicates += extra;
+    const missing = readers.filter((r) => !perAddress.has(r));
+    const created = n.createdAt ? Date.parse(n.createdAt) : null;
+    const signupsDue = signups.filter((x) => x.confirmedWall && created && x.confirmedWall < created - 2000);
+    const signupsMissing = signupsDue.filter((x) => !perAddress.has(x.email));
+    const strangers = [...perAddress.keys()].filter((a) => !subscriberSet.has(a));
+    const label = newsletterPosts.find((p) => p.id === id)?.what ?? 'batch post';
+    newsletterLines.push(`${label}: ${perAddress.size} addresses, ${mine.length} mails, ${extra} duplicates (${killsDuring} kills, ${stopsDuring} SMTP stops during it), ${n.status} ${n.sent}/${n.recipients} failed ${n.failed} bounced ${n.bounced}`);
+    if (n.status !== 'sent') newsletterProblems.push(`${label} ${id} ended ${n.status}`);
+    if (missing.length) newsletterProblems.push(`${label}: ${missing.length} imported readers got nothing (${missing.slice(0, 3).join(', ')})`);
+    if (signupsMissing.length) newsletterProblems.push(`${label}: ${signupsMissing.length} confirmed sign-ups got nothing`);
+    if (strangers.length) newsletterProblems.push(`${label}: mailed to non-subscribers ${strangers.slice(0, 3).join(', ')}`);
+    if (extra > killsDuring + stopsDuring) newsletterProblems.push(`${label}: ${extra} duplicates for ${killsDuring} kills and ${stopsDuring} SMTP stops`);
+    if (n.recipients !== perAddress.size) newsletterProblems.push(`${label}: ${n.recipients} recipients recorded, ${perAddress.size} addresses mailed`);
+  }
+  check(
+    'newsletters: every subscriber got each newsletter exactly once (a duplicate allowed per SIGKILL or SMTP stop during its send); every send ended sent',
+    sends.length >= newsletterPosts.length && newsletterPosts.length >= 3 && newsletterProblems.length === 0,
+    `${sends.length} sends (${newsletterPosts.length} newsletter posts, ${sends.length - newsletterPosts.filter((p) => newsletters.has(p.id)).length} batch posts), ${mailsCounted} newsletter mails, ${duplicates} duplicates, ${smtp.mails.length} mails in all; SMTP stops: ${mailOutages.map((o) => `${round(o.from / 1000, 0)}-${round(o.to / 1000, 0)} s`).join(', ') || 'none'}${newsletterProblems.length ? `; PROBLEMS: ${newsletterProblems.slice(0, 6).join('; ')}` : ''}`,
+  );
+  for (const line of newsletterLines) console.log(`    ${line}`);
+  const signupAnswers = signups.reduce((m, x) => ((m[`${x.answer}/${x.confirmAnswer ?? 'no mail'}`] = (m[`${x.answer}/${x.confirmAnswer ?? 'no mail'}`] ?? 0) + 1), m), {});
+  const unconfirmed = signups.filter((x) => x.answer === 202 && !x.confirmed);
+  check('sign-ups: every one answered 202 got its mail and was confirmed by its link', unconfirmed.length === 0, `${signups.length} sign-ups, answers/confirmations ${JSON.stringify(signupAnswers)}${unconfirmed.length ? `; NOT confirmed: ${unconfirmed.length}` : ''}`);
 
   // children
   const extractorParents = [...extractorSeen.values()].filter((x) => !x.parent).length;
@@ -885,7 +1208,7 @@ async function runSetup(kind) {
   check(
     'RSS flat over the last half (median of 4th quarter vs 3rd, < 10 %)',
     tooFresh ? null : rss.g !== null && rss.g < 0.1,
-    `${witness.name}${samePid ? '' : ' (restarted within the last half: its last process only)'}: ${rss.a} -> ${rss.b} MB (${pct(rss.g)}), ${q3.length}+${q4.length} samples`,
+    `${witness.name}${samePid ? '' : ' (restarted within the last half: its last process only)'}: ${round(rss.a, 1)} -> ${round(rss.b, 1)} MB (${pct(rss.g)}), ${q3.length}+${q4.length} samples`,
   );
   check('open fds flat over the last half (same medians, < 10 %)', tooFresh ? null : fds.g !== null && fds.g < 0.1, `${fds.a} -> ${fds.b} (${pct(fds.g)})`);
   if (tooFresh) console.log(`  (memory and fds not judged: ${witness.name}'s last process started at ${round(witnessStart / 1000, 0)} s, less than ${round(warmUpMs / 1000, 0)} s before the last half)`);
@@ -905,9 +1228,18 @@ async function runSetup(kind) {
   for (let from = 0; from < RUN_MS; from += WINDOW_MS) {
     const inIt = reads.filter((r) => r.t >= from && r.t < from + WINDOW_MS).map((r) => r.ms);
     const faults = [
-      ...events.filter((e) => e.t >= from && e.t < from + WINDOW_MS && /SIGKILL|outage|full disk|burner/.test(e.what)).map((e) => e.what.split(/[:(]/)[0].trim()),
+      ...events.filter((e) => e.t >= from && e.t < from + WINDOW_MS && /SIGKILL|outage|full disk|burner|newsletter post/.test(e.what)).map((e) => e.what.split(/[:(]/)[0].trim()),
     ];
-    windows.push({ window: `${round(from / 60_000, 0)}-${round((from + WINDOW_MS) / 60_000, 0)} min`, reads: inIt.length, p50: round(percentile(inIt, 50), 0), p99: round(percentile(inIt, 99), 0), faults: faults.join(', ') });
+    const mine = samples.filter((x) => x.inst === witness.name && x.t >= from && x.t < from + WINDOW_MS);
+    windows.push({
+      window: `${round(from / 60_000, 0)}-${round((from + WINDOW_MS) / 60_000, 0)} min`,
+      reads: inIt.length,
+      p50: round(percentile(inIt, 50), 0),
+      p99: round(percentile(inIt, 99), 0),
+      rss: mine.length ? round(median(mine.map((x) => x.rss).filter((v) => v !== null)), 0) : null,
+      fds: mine.length ? median(mine.map((x) => x.fds).filter((v) => v !== null)) : null,
+      faults: faults.join(', '),
+    });
   }
 
   for (const inst of instances) await inst.server.stop();
@@ -948,8 +1280,8 @@ await runBench(
         continue;
       }
       console.log(`${result.records} requests, ${result.samples} samples`);
-      console.log('read latency (public pages, feeds, content API, post lists), ms:');
-      for (const w of result.windows) console.log(`  ${w.window.padEnd(12)} n=${String(w.reads).padEnd(5)} p50 ${String(w.p50).padStart(5)}  p99 ${String(w.p99).padStart(6)}  ${w.faults}`);
+      console.log(`read latency per minute (public pages, feeds, content API, post lists), ms; the first instance's median RSS (MB) and open fds:`);
+      for (const w of result.windows) console.log(`  ${w.window.padEnd(12)} n=${String(w.reads).padEnd(5)} p50 ${String(w.p50).padStart(5)}  p99 ${String(w.p99).padStart(6)}  rss ${String(w.rss ?? '-').padStart(4)}  fds ${String(w.fds ?? '-').padStart(4)}  ${w.faults}`);
       for (const c of result.checks) {
         const mark = c.ok === null ? 'skip' : c.ok ? 'pass' : 'MISS';
         if (c.ok === false) failed = true;
