@@ -104,6 +104,8 @@ export interface TopicProfile {
    * about the topic too.
    */
   core: TopicProfile | null;
+  /** The particular nouns right before a generic head, which give it its subject ("tomato" in "potted tomato plants"). */
+  headModifiers: TopicTerm[];
 }
 
 /** The two subjects of "A and B (in C)": "A in C" and "B in C"; none when the topic has no such "and". */
@@ -125,9 +127,11 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     const next = all[i + 1];
     const gerund = i === 0 && /ing$/i.test(word.text) && next !== undefined && ['DET', 'ADJ', 'PROPN', 'PRON'].includes(next.pos);
     if (gerund) return { ...word, pos: 'VERB' };
-    // "Home decorating", "dog training": a gerund after a noun, ending the phrase, is its head noun.
+    // "Home decorating", "dog training": a gerund after a noun, ending the phrase, is its head noun
+    // (a framing word after it ends the phrase too: "spring cleaning checklist").
     const before = all[i - 1];
-    const nominal = word.pos === 'VERB' && /ing$/i.test(word.text) && before?.pos === 'NOUN' && (next === undefined || ['ADP', 'CCONJ', 'PUNCT'].includes(next.pos));
+    const ends = next === undefined || ['ADP', 'CCONJ', 'PUNCT'].includes(next.pos) || FRAMING.has(next.lemma) || FRAMING.has(next.text.toLowerCase());
+    const nominal = word.pos === 'VERB' && /ing$/i.test(word.text) && before?.pos === 'NOUN' && ends;
     return nominal ? { ...word, pos: 'NOUN', lemma: word.text.toLowerCase() } : word;
   });
   const info = new Map<string, { pos: string; lemma: string; secondary: boolean }>();
@@ -222,7 +226,7 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     }
   }
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged) };
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged), headModifiers: modifiersOfHead(terms, tagged) };
 }
 
 const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
@@ -307,7 +311,21 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
 
 /** A profile of some of a topic's terms alone (no alternatives, no core). */
 function termsOnly(terms: TopicTerm[]): TopicProfile {
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null };
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null, headModifiers: [] };
+}
+
+/** The particular nouns of the run of nouns ending at a generic head ("tomato" in "potted tomato plants"). */
+function modifiersOfHead(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicTerm[] {
+  const head = terms.find((term) => term.head);
+  if (!head?.generic || head.stems.length > 1) return [];
+  const at = tagged.findIndex((word) => stemsOf(word.text)[0] === head.stems[0]);
+  const modifiers: TopicTerm[] = [];
+  for (let i = at - 1; i >= 0 && (tagged[i]!.pos === 'NOUN' || tagged[i]!.pos === 'PROPN'); i--) {
+    const [stem] = stemsOf(tagged[i]!.text);
+    const term = terms.find((t) => t.stems.length === 1 && t.stems[0] === stem);
+    if (term && term.noun && !term.generic && !term.weak) modifiers.push(term);
+  }
+  return modifiers;
 }
 
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
@@ -619,7 +637,9 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   const named = headOrTitle && onceWithMore && (rest === null || profile.alternatives.length > 0 || coverage(rest, all) > 0);
   // A one-word core ("car" in "buying a used car") is about the topic only where it is prominent:
   // named by the title or a heading, or in several sentences (or as the subject of a short note).
+  // A core of generic words alone ("sleep" in "better sleep at home") names no particular subject.
   core &&= (profile.core?.terms.length ?? 0) > 1 || judgement.headInStructure || judgement.head === 'itself';
+  core &&= !(profile.core?.terms.every((term) => term.generic) ?? false);
   judgement.core = core;
   // Several passages on the topic make a document about it, even when its head noun is named once.
   const several = document.passages.filter(({ units: passageUnits }) => coverage(profile, passageUnits.flatMap((unit) => [unit, ...unit.trailUnits])) > 0).length >= SEVERAL_PASSAGES;
@@ -637,6 +657,9 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // (A particular head must be named anyway; a generic one needs a particular word of the topic beside it.)
   const particular = head?.generic ? profile.terms.filter((term) => !term.generic && !term.weak) : [];
   if (particular.length > 0 && !particular.some((term) => all.some((unit) => names(unit, term)))) judgement.relevant = false;
+  // A generic head takes its subject from the nouns before it ("tomato" in "potted tomato plants"):
+  // a document not naming them is about other plants.
+  if (head?.generic && profile.headModifiers.some((term) => !all.some((unit) => names(unit, term)))) judgement.relevant = false;
   return judgement;
 }
 

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { groundingPassages, topicProfile } from '../../src/generation/relevance.js';
+import type { Passage } from '../../src/generation/types.js';
+import { fixturesDir } from '../helpers/app.js';
+
+// The general rules that choose which documents ground a post, each on documents of the
+// grounding set given whole as one passage each, with the search scores they would have.
+
+const document = (name: string, score: number): Passage => ({
+  fileId: name,
+  fileName: name,
+  score,
+  text: fs.readFileSync(path.join(fixturesDir, 'grounding', name), 'utf8'),
+});
+const drawn = (topic: string, passages: Passage[]) => [...new Set(groundingPassages(topic, passages).map((passage) => passage.fileName))];
+const headOf = (topic: string) => topicProfile(topic).terms.find((term) => term.head)?.stems.join(' ');
+
+t.test('a gerund before a framing word is the head of its noun phrase', async (t) => {
+  t.equal(headOf('Spring cleaning checklist for the whole home'), 'clean');
+  t.equal(headOf('Spring cleaning for the whole home'), 'clean', 'as when the phrase ends there');
+});
+
+t.test('a core of generic words alone makes no document about the topic', async (t) => {
+  // The checklist's "Sleeping" section (what the search finds of it) is about sleeping bags, not better sleep.
+  const camping = document('camping-checklist.txt', 6.9);
+  const sleeping = { ...camping, text: camping.text.slice(camping.text.indexOf('SLEEPING'), camping.text.indexOf('KITCHEN')) };
+  t.same(drawn('Tips for better sleep at home', [sleeping]), []);
+  t.same(drawn('The ultimate camping checklist', [document('camping-checklist.txt', 6.9)]), ['camping-checklist.txt'], 'a particular subject still is');
+});
+
+t.test('a generic head takes its subject from the nouns before it', async (t) => {
+  t.same(topicProfile('Potted tomato plants').headModifiers.map((term) => term.stems.join(' ')), ['tomato']);
+  t.same(topicProfile('Tips for better sleep at home').headModifiers, [], 'a particular head needs none');
+  t.same(drawn('Potted tomato plants', [document('balcony-tomatoes.md', 8.5), document('houseplant-care.txt', 5.7)]), ['balcony-tomatoes.md'], 'houseplants are other plants');
+});
