@@ -89,17 +89,25 @@ export function newsletterTemplate(site: Site, view: PublicSite, post: PublicPos
   };
 }
 
-/** One recipient's message: their own unsubscribe link in sight and in the RFC 8058 headers. */
-export function personalMessage(template: NewsletterTemplate, view: PublicSite, to: string, unsubscribeToken: string): MailMessage {
+/** A part of the template cut where the recipient's unsubscribe link goes. */
+export const linkSegments = (part: string): string[] => part.split(TOKEN_MARK);
+
+/** A recipient's unsubscribe link as each place of their message shows it. */
+export function unsubscribeLinks(view: PublicSite, unsubscribeToken: string): { text: string; html: string; header: string } {
   const link = unsubscribeUrl(view, unsubscribeToken);
-  const escaped = link.replaceAll('&', '&amp;');
+  return { text: link, html: link.replaceAll('&', '&amp;'), header: `<${link}>` };
+}
+
+/** One recipient's message: their own unsubscribe link in sight and in the RFC 8058 headers (a newsletter's send splices it into raw MIME instead: mime.ts). */
+export function personalMessage(template: NewsletterTemplate, view: PublicSite, to: string, unsubscribeToken: string): MailMessage {
+  const links = unsubscribeLinks(view, unsubscribeToken);
   return {
     to,
     subject: template.subject,
-    html: template.html.replaceAll(TOKEN_MARK, escaped),
-    text: template.text.replaceAll(TOKEN_MARK, link),
+    html: linkSegments(template.html).join(links.html),
+    text: linkSegments(template.text).join(links.text),
     ...(template.replyTo ? { replyTo: template.replyTo } : {}),
-    headers: { 'List-Unsubscribe': `<${link}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    headers: { 'List-Unsubscribe': links.header, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
   };
 }
 

@@ -50,12 +50,12 @@ export interface NewsletterPort {
   /** Moves `owner`'s claims of the send to `until`. */
   extendClaims(postId: string, owner: string, until: number): void;
   /**
-   * Within a write: its commit need not wait for the log's flush to disk (PostgreSQL's
-   * `synchronous_commit = off` for this transaction; SQLite's commits are already cheap). A
-   * crash of the database server itself may lose such a commit; a crash of this service never.
+   * Settles a recipient `owner` holds: sent, failed or bounced for good, or pending again at
+   * `nextAttemptAt`. False: not held. One statement, run once per message: its transaction's
+   * commit need not wait for the log's flush to disk (PostgreSQL's `synchronous_commit = off`
+   * for that transaction; SQLite's commits are already cheap). A crash of the database server
+   * itself may lose such a commit; a crash of this service never.
    */
-  relaxCommit(): void;
-  /** Settles a recipient `owner` holds: sent, failed or bounced for good, or pending again at `nextAt`. False: not held. */
   settleRecipient(postId: string, subscriberId: string, owner: string, changes: Pick<NewsletterRecipientRow, 'status' | 'lastError' | 'sentAt' | 'nextAttemptAt'>): boolean;
   /** The earliest `next_attempt_at` of the send's pending recipients (or claim end of its sending ones), or null when none is left. */
   nextDue(postId: string): number | null;

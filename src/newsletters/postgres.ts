@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, lte, min, or, sql } from 'drizzle-orm';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/pg-schema.js';
-import type { PgExecutor } from '../db/postgres.js';
+import { namedQuery, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
 import { likePattern } from './sqlite.js';
@@ -13,6 +13,17 @@ import { likePattern } from './sqlite.js';
 
 // Well under PostgreSQL's 65,535 parameters per statement (a subscriber row has 13 columns).
 const ROWS_PER_INSERT = 2000;
+
+/**
+ * The settle run once per message: a named prepared statement, one round trip. Its transaction
+ * (its own, or the caller's) commits without waiting for the log's flush: set_config(..., true)
+ * lasts until that transaction ends.
+ */
+const SETTLE = `update newsletter_recipients
+  set status = $1, last_error = $2, sent_at = $3::timestamptz, next_attempt_at = $4::timestamptz, claimed_by = null, claimed_until = null
+  from (select set_config('synchronous_commit', 'off', true)) as relaxed
+  where post_id = $5 and subscriber_id = $6 and claimed_by = $7 and status = 'sending'
+  returning subscriber_id`;
 
 export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
   async subscriberByEmail(tx, siteId, email, lock) {
@@ -154,16 +165,9 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
       .set({ claimedUntil: new Date(until) })
       .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
   },
-  async relaxCommit(tx) {
-    await tx.execute(sql`set local synchronous_commit = off`);
-  },
-  async settleRecipient(tx, postId, subscriberId, owner, changes) {
-    const r = newsletterRecipients;
-    const settled = await tx
-      .update(r)
-      .set({ ...changes, claimedBy: null, claimedUntil: null })
-      .where(and(eq(r.postId, postId), eq(r.subscriberId, subscriberId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
-    return (settled.rowCount ?? 0) > 0;
+  async settleRecipient(tx, postId, subscriberId, owner, { status, lastError, sentAt, nextAttemptAt }) {
+    const settled = await namedQuery(tx, 'newsletter_settle', SETTLE, [status, lastError, sentAt?.toISOString() ?? null, nextAttemptAt.toISOString(), postId, subscriberId, owner]);
+    return settled.length > 0;
   },
   async nextDue(tx, postId) {
     const r = newsletterRecipients;

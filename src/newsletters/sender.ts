@@ -1,18 +1,19 @@
 import nodemailer from 'nodemailer';
-import type { MailMessage } from '../mail/rules.js';
 import type { Site } from '../db/schema.js';
 import type { JobHandler } from '../jobs/loop.js';
 import { classifySendError } from '../mail/rules.js';
 import { smtpOptions } from '../mail/transport.js';
 import type { MailConfig } from '../config.js';
 import type { PublicPost, PublicSite } from '../public-site/types.js';
-import { fromHeader, newsletterTemplate, personalMessage } from './message.js';
+import { fromHeader, newsletterTemplate } from './message.js';
+import { composeNewsletter, newsletterMail, type ComposedNewsletter, type RawMail } from './mime.js';
 import { CLAIM_BATCH, NEWSLETTER_SEND, type NewsletterSendPayload, type NewsletterStore, type RecipientOutcome } from './store.js';
 
 /*
  * The job that mails a post's newsletter: it claims the send's recipients in batches and
- * sends one message per recipient, one SMTP transaction at a time over a pooled connection,
- * recording each outcome as soon as the server has answered. A process killed mid-send
+ * sends one message per recipient (the post rendered and composed once, each message spliced
+ * from it: mime.ts), one SMTP transaction at a time over a pooled connection, recording each
+ * outcome as soon as the server has answered. A process killed mid-send
  * leaves at most the recipient of the transaction in flight unrecorded: its claim runs out
  * and the recipient is mailed again; every other recipient is either recorded as sent or
  * still due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
@@ -23,6 +24,8 @@ export const CLAIM_MS = 60_000;
 /** Temporary failures of one recipient before it is given up. */
 export const MAX_RECIPIENT_ATTEMPTS = 5;
 const RETRY_BASE_MS = 60_000;
+/** How long a composed newsletter serves (its Date header tells when it was written). */
+const COMPOSED_FOR_MS = 60_000;
 const MAX_RETRY_MS = 3_600_000;
 
 /** What the sender needs to know of a post and its site to render the mail. */
@@ -30,15 +33,15 @@ export interface NewsletterSource {
   load(siteId: string, postId: string): Promise<{ site: Site; view: PublicSite; post: PublicPost } | null>;
 }
 
-/** One message out, the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
-export type DeliverMail = (message: MailMessage & { from: { name: string; address: string } }) => Promise<void>;
+/** One message out (its envelope and raw MIME), the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
+export type DeliverMail = (mail: RawMail) => Promise<void>;
 
 /** Nodemailer over SMTP_URL, one pooled connection kept open across a send's messages. */
 export function pooledSmtp(config: MailConfig): { deliver: DeliverMail; close(): void } {
   const transporter = nodemailer.createTransport({ ...smtpOptions(config.smtpUrl), pool: true, maxConnections: 1, maxMessages: Infinity });
   return {
-    deliver: async (message) => {
-      await transporter.sendMail(message);
+    deliver: async ({ envelope, raw }) => {
+      await transporter.sendMail({ envelope, raw });
     },
     close: () => transporter.close(),
   };
@@ -99,6 +102,9 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
       // Each run claims as its own owner: what an earlier, killed run held is someone else's.
       const owner = `${job.leaseOwner ?? 'worker'}:${job.id}:${job.attempts}`;
       const loaded = await deps.source.load(job.siteId, postId);
+      // The post is rendered once per run; each recipient's message only splices in what is theirs.
+      const mail = loaded && { view: loaded.view, template: newsletterTemplate(loaded.site, loaded.view, loaded.post), from: fromHeader(loaded.site, deps.mailFrom) };
+      let composed: ComposedNewsletter | null = null;
       let sent = 0;
       let takeAll = newsletters.soleWorker;
       const claimMs = deps.claimMs ?? CLAIM_MS;
@@ -110,13 +116,11 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
           const batch = await newsletters.claim(postId, owner, CLAIM_BATCH, claimMs, takeAll);
           takeAll = false;
           if (batch.length === 0) break;
-          if (!loaded) {
+          if (!mail) {
             // Unpublished or deleted since: nobody else is mailed.
             for (const recipient of batch) await newsletters.settle(recipient, owner, { status: 'failed', error: 'the post is no longer published' });
             continue;
           }
-          const template = newsletterTemplate(loaded.site, loaded.view, loaded.post);
-          const from = fromHeader(loaded.site, deps.mailFrom);
           for (const [i, recipient] of batch.entries()) {
             if (signal.aborted) {
               // Shutting down: the rest go back as they were, due at once for the next run.
@@ -124,10 +128,11 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
               break;
             }
             await deps.limiter.wait(signal);
-            const message = personalMessage(template, loaded.view, recipient.email, recipient.unsubscribeToken);
+            // Composed once per send, again once its Date is a minute old.
+            if (!composed || Date.now() - composed.at > COMPOSED_FOR_MS) composed = await composeNewsletter(mail.template, mail.from);
             let outcome: RecipientOutcome;
             try {
-              await deps.deliver({ ...message, from });
+              await deps.deliver(newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken));
               outcome = { status: 'sent' };
             } catch (error) {
               if (classifySendError(error) === 'unavailable') {

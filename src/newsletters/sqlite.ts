@@ -1,18 +1,30 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from 'drizzle-orm';
-import type { Executor } from '../db/sqlite.js';
+import { prepared, type Executor } from '../db/sqlite.js';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
 
 /*
  * The newsletter store's statements as SQLite spells them: one writer at a time, so no locks;
- * a claim is one UPDATE ... RETURNING.
+ * a claim is one UPDATE ... RETURNING. The settle run once per message sent is prepared once
+ * per connection, its times bound as epoch milliseconds.
  */
 
 // SQLite binds at most 32,766 parameters; a subscriber row has 13 columns.
 const ROWS_PER_INSERT = 500;
 
 /** `%`, `_` and `\` of the searched text match themselves. */
+const p = (name: string) => sql`${sql.placeholder(name)}`;
+
+const settleStatement = (db: Executor) => {
+  const r = newsletterRecipients;
+  return db
+    .update(r)
+    .set({ status: p('status'), lastError: p('lastError'), sentAt: p('sentAt'), nextAttemptAt: p('nextAttemptAt'), claimedBy: null, claimedUntil: null })
+    .where(and(eq(r.postId, sql.placeholder('postId')), eq(r.subscriberId, sql.placeholder('subscriberId')), eq(r.claimedBy, sql.placeholder('owner')), eq(r.status, 'sending')))
+    .prepare();
+};
+
 export const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
@@ -145,17 +157,8 @@ export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
       .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')))
       .run();
   },
-  relaxCommit() {},
-  settleRecipient(tx, postId, subscriberId, owner, changes) {
-    const r = newsletterRecipients;
-    return (
-      tx
-        .update(r)
-        .set({ ...changes, claimedBy: null, claimedUntil: null })
-        .where(and(eq(r.postId, postId), eq(r.subscriberId, subscriberId), eq(r.claimedBy, owner), eq(r.status, 'sending')))
-        .run().changes > 0
-    );
-  },
+  settleRecipient: (tx, postId, subscriberId, owner, { status, lastError, sentAt, nextAttemptAt }) =>
+    prepared(tx, settleStatement).run({ postId, subscriberId, owner, status, lastError, sentAt: sentAt?.getTime() ?? null, nextAttemptAt: nextAttemptAt.getTime() }).changes > 0,
   nextDue(tx, postId) {
     const r = newsletterRecipients;
     const pending = tx.select({ at: min(r.nextAttemptAt) }).from(r).where(and(eq(r.postId, postId), eq(r.status, 'pending'))).get()?.at ?? null;

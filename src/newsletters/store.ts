@@ -35,6 +35,19 @@ function* countsOf(siteId: string): Steps<SubscriberCounts> {
   return counts;
 }
 
+type Settled = Pick<NewsletterRecipientRow, 'status' | 'lastError' | 'sentAt' | 'nextAttemptAt'>;
+
+function* settleSteps(postId: string, subscriberId: string, owner: string, changes: Settled): Steps<boolean> {
+  return yield* ask('newsletters', 'settleRecipient', postId, subscriberId, owner, changes);
+}
+
+/** A permanent refusal: the recipient settled and the address's bounce counted, both or neither. */
+function* bounceSteps(postId: string, subscriberId: string, owner: string, changes: Settled, now: number): Steps<boolean> {
+  if (!(yield* settleSteps(postId, subscriberId, owner, changes))) return false;
+  yield* ask('newsletters', 'countBounce', subscriberId, BOUNCES_TO_STOP, now);
+  return true;
+}
+
 /** One day of subscribers over time (the stats screen's chart). */
 export interface SubscriberDay {
   day: string;
@@ -301,16 +314,13 @@ export class NewsletterStore {
         : outcome.status === 'retry'
           ? { status: 'pending' as const, lastError: outcome.error, sentAt: null, nextAttemptAt: new Date(outcome.at) }
           : { status: outcome.status, lastError: outcome.error, sentAt: null, nextAttemptAt: recipient.nextAttemptAt };
-    // One commit per recipient: it need not wait for the disk. A crash of this service loses
-    // none of them (the database has them); only a crash of the database server itself could,
-    // and its recipients would then be mailed again.
-    return this.db.write(function* () {
-      yield* ask('newsletters', 'relaxCommit');
-      if (!(yield* ask('newsletters', 'settleRecipient', recipient.postId, recipient.subscriberId, owner, changes))) return false;
-      if (outcome.status !== 'bounced') return true;
-      yield* ask('newsletters', 'countBounce', recipient.subscriberId, BOUNCES_TO_STOP, now);
-      return true;
-    });
+    // One statement per recipient, the bounce counted with it when there is one. Its commit
+    // need not wait for the disk: a crash of this service loses none of them (the database has
+    // them); only a crash of the database server itself could, and its recipients would then
+    // be mailed again.
+    const { postId, subscriberId } = recipient;
+    if (outcome.status !== 'bounced') return this.db.read(() => settleSteps(postId, subscriberId, owner, changes));
+    return this.db.write(() => bounceSteps(postId, subscriberId, owner, changes, now));
   }
 
   /**

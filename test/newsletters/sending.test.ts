@@ -49,6 +49,11 @@ t.test('a published post is mailed once to each subscriber, with its unsubscribe
   t.notMatch(String(mail.parsed.html), /<img[^>]+(width="1"|height="1")/, 'no tracking pixel');
   const tokens = new Set(mailbox.received.map((each) => rawHeader(each, 'List-Unsubscribe')));
   t.equal(tokens.size, 20, 'each recipient has a link of their own');
+  const ownLinkInSight = (each: (typeof mailbox.received)[number]) => {
+    const link = rawHeader(each, 'List-Unsubscribe')!.slice(1, -1);
+    return each.parsed.text!.includes(`Unsubscribe: ${link}`) && String(each.parsed.html).includes(`href="${link}"`);
+  };
+  t.ok(mailbox.received.every(ownLinkInSight), 'each message shows its own link, in the text and in the HTML, as in its header');
 
   // Unpublish and publish again: nothing more.
   await ctx.call({ method: 'PATCH', url: `/api/v1/posts/${id}`, payload: { isDraft: true } });
