@@ -49,6 +49,8 @@ export const DOCUMENT_SCORE_FLOOR = 0.45;
 export const GENERIC_USAGE = 80;
 /** A capitalised word of the topic used at most this often is a name (a product, a place, a person). */
 export const NAME_USAGE = 2;
+/** Rare words of the topic (NAME_USAGE) a document must name to be about it on their strength. */
+export const RARE_TERMS = 2;
 /** A passage whose sentences were already seen, for this share of its text, is a duplicate. */
 const DUPLICATE_SHARE = 0.8;
 
@@ -88,6 +90,8 @@ export interface TopicTerm {
   name: boolean;
   /** An adjective ("leaky"): it qualifies the subject rather than naming it. */
   adjective: boolean;
+  /** A word or phrase as rare as a name (NAME_USAGE), naming a particular thing ("self-assessment", "chickpea"). */
+  rare: boolean;
 }
 
 export interface TopicProfile {
@@ -186,7 +190,8 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     if (generic && first?.pos !== 'ADJ') weight /= 2;
     const name = single && !generic && ((capitalised.has(words[0]!) && !titleCase) || first?.pos === 'PROPN') && /^\p{L}/u.test(words[0]!) && usageCount(words[0]!) <= NAME_USAGE;
     const adjective = single && first?.pos === 'ADJ';
-    return { stems, weight, noun, weak, narrower, close, same, head: false, generic, name, adjective };
+    const rare = !generic && !weak && weight >= 1 && words.every((word) => /^\p{L}/u.test(word)) && usageCount(words.join('-')) <= NAME_USAGE;
+    return { stems, weight, noun, weak, narrower, close, same, head: false, generic, name, adjective, rare };
   });
   // A topic made only of framing words ("Tips and tricks") is about those words.
   if (terms.length > 0 && terms.every((term) => term.weight === 0)) terms = terms.map((term) => ({ ...term, weight: 1 }));
@@ -650,6 +655,11 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // (verbs, adjectives, generic words: "making walking boots last longer") only qualifies it.
   const nouns = profile.terms.filter((term) => term.noun && !term.generic && !term.weak && !term.adjective && term.weight >= 1);
   if (head && judgement.head === 'itself' && judgement.headInStructure && nouns.includes(head) && nouns.every((term) => all.some((unit) => names(unit, term)))) judgement.relevant = true;
+  // Two rare words of the topic, most of those it has ("self-assessment" and "self-employed"),
+  // named beside its head, name a particular subject as a name does.
+  const rareTerms = profile.terms.filter((term) => term.rare);
+  const rareNamed = rareTerms.filter((term) => all.some((unit) => names(unit, term)));
+  if (judgement.head !== null && rareNamed.length >= RARE_TERMS && rareNamed.length * 2 >= rareTerms.length) judgement.relevant = true;
   // A rare name the topic is about ("Lisbon", "Larkspur 130"), named prominently, makes the document about it.
   const nameTerms = profile.terms.filter((term) => term.name);
   if (nameTerms.length > 0 && nameTerms.every((term) => namedProminently(term, structure, units))) judgement.relevant = true;

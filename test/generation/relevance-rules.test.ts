@@ -35,3 +35,14 @@ t.test('a generic head takes its subject from the nouns before it', async (t) =>
   t.same(topicProfile('Tips for better sleep at home').headModifiers, [], 'a particular head needs none');
   t.same(drawn('Potted tomato plants', [document('balcony-tomatoes.md', 8.5), document('houseplant-care.txt', 5.7)]), ['balcony-tomatoes.md'], 'houseplants are other plants');
 });
+
+t.test('two rare words of the topic, most of those it has, named beside its head make a document about it', async (t) => {
+  const profile = topicProfile('Sorting out your self-assessment as a self-employed designer');
+  t.same(profile.terms.filter((term) => term.rare).map((term) => term.stems.join(' ')), ['self assessment', 'self employ']);
+  const text = fs.readFileSync(path.join(fixturesDir, 'grounding-second', 'freelance-tax-return.md'), 'utf8');
+  // What the search finds of the guide: its opening and first section, which name each rare word once.
+  const opening: Passage = { fileId: 'tax', fileName: 'freelance-tax-return.md', score: 6.2, text: text.slice(0, text.indexOf('## Keeping records')) };
+  const other: Passage = { fileId: 'other', fileName: 'portfolio.md', score: 3.2, text: 'A designer keeps a portfolio of finished work. Show your best designs first.' };
+  t.same(drawn('Sorting out your self-assessment as a self-employed designer', [opening, other]), ['freelance-tax-return.md']);
+  t.same(drawn('Sorting out your self-assessment as a self-employed designer', [other]), [], 'one word of the topic is not enough');
+});
