@@ -2,7 +2,9 @@ import { simpleParser } from 'mailparser';
 import t from 'tap';
 import type { Site } from '../../src/db/schema.js';
 import { newsletterTemplate, personalMessage } from '../../src/newsletters/message.js';
-import { composeNewsletter, newsletterMail } from '../../src/newsletters/mime.js';
+import MimeNode from 'nodemailer/lib/mime-node';
+import { foldLines } from 'nodemailer/lib/mime-funcs';
+import { composeNewsletter, newsletterMail, recipientOf } from '../../src/newsletters/mime.js';
 import type { PublicPost, PublicSite } from '../../src/public-site/types.js';
 
 // A newsletter is composed once per send and each recipient's message spliced from it: every
@@ -54,4 +56,14 @@ t.test('each spliced message decodes to the message composed for its recipient a
     ids.add(String(parsed.messageId));
   }
   t.equal(ids.size, recipients.length, 'a Message-ID of its own for each');
+});
+
+t.test("a recipient's To header and envelope address are Nodemailer's own, with or without parsing", async (t) => {
+  const addresses = ['reader@example.com', 'first.last+tag@mail.example.co.uk', "o'brien@example.org", 'x_y@sub-domain.example.com', '.dot@example.com', 'lecteur@exämple.fr', 'ünïcode@example.com', 'a@xn--exmple-cua.fr', 'a@0x7f.example.com'];
+  for (const address of addresses) {
+    const node = new MimeNode();
+    node.setHeader('To', address);
+    const expected = { header: foldLines(`To: ${node.encodeHeaderValue('To', address)}`, 76), envelope: node.getEnvelope().to };
+    t.same(recipientOf(address), expected, address);
+  }
 });
