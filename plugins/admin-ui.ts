@@ -72,6 +72,12 @@ export interface AdminAssets {
 
 const IMPORT = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])\.\/([\w-]+\.js)\2/g;
 
+/**
+ * Compressed bodies by content hash: an asset that did not change since the last app built in
+ * this process is not compressed again (Brotli at its best quality takes a while).
+ */
+const compressedByHash = new Map<string, Pick<AdminFile, 'gzip' | 'br'>>();
+
 /** Reads and fingerprints the UI once; the modules' imports form a tree (a cycle is a mistake, reported). */
 export function loadAdminAssets(folder = adminFolder()): AdminAssets {
   const names = new Map<string, string>();
@@ -88,12 +94,18 @@ export function loadAdminAssets(folder = adminFolder()): AdminAssets {
     const ext = path.extname(name);
     let body = fs.readFileSync(path.join(folder, name));
     if (ext === '.js') body = Buffer.from(body.toString('utf8').replace(IMPORT, (_m, head: string, quote: string, dep: string) => `${head}${quote}./${fingerprint(dep)}${quote}`));
-    const hash = createHash('sha256').update(body).digest('hex').slice(0, 10);
+    const digest = createHash('sha256').update(body).digest('hex');
+    const hash = digest.slice(0, 10);
     const hashed = `${path.basename(name, ext)}.${hash}${ext}`;
     visiting.delete(name);
     names.set(name, hashed);
-    const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-    files.set(hashed, { body, gzip: zlib.gzipSync(body, { level: 9 }), br, type: TYPES[ext] });
+    let compressed = compressedByHash.get(digest);
+    if (!compressed) {
+      const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+      compressed = { gzip: zlib.gzipSync(body, { level: 9 }), br };
+      compressedByHash.set(digest, compressed);
+    }
+    files.set(hashed, { body, ...compressed, type: TYPES[ext] });
     return hashed;
   };
   for (const name of assets) fingerprint(name);

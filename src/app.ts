@@ -9,6 +9,7 @@ import { AppError, validationError } from './errors.js';
 import { jsonDepthExceeds } from './json.js';
 import { redactUrl } from './log-redact.js';
 import { closeObjects, unknownFieldErrors } from './unknown-fields.js';
+import { compiledOnce, sharedSerializers } from './compiled-once.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import accountsPlugin from '../plugins/accounts.js';
@@ -121,6 +122,8 @@ export function serverOptions(
     forceCloseConnections: 'idle',
     // Let over-long ids reach the routes, whose validation answers them with the envelope.
     routerOptions: { maxParamLength: 500 },
+    // Response serializers compiled once per process, not again for every app built in it.
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
     // Errors Fastify raises before routing (a badly encoded URL, say) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, request, describe(error)),
     // And so do those Node's HTTP parser raises before a request exists.
@@ -155,7 +158,7 @@ function buildValidators() {
     const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean };
     ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && !Number.isNaN(Date.parse(text)) });
   }
-  const compileBody = (schema: object) => {
+  const compileBody = compiledOnce((schema: object) => {
     const closed = closeObjects(schema);
     const validate = body.compile(closed);
     let findAll: ValidateFunction | undefined;
@@ -172,17 +175,21 @@ function buildValidators() {
     };
     validateBody.errors = null as ErrorObject[] | null | undefined;
     return validateBody;
-  };
-  return { compileBody, compileText: (schema: object) => text.compile(schema) };
+  });
+  return { compileBody, compileText: compiledOnce((schema: object) => text.compile(schema)) };
 }
+
+/** The validators, built (and their route schemas compiled) once per process: see compiledOnce. */
+let validators: ReturnType<typeof buildValidators> | undefined;
 
 /**
  * The whole service as one plugin: the server, the tests and the benchmarks build a Fastify
  * instance with `serverOptions()` and register this on it.
  */
 async function blogApp(app: FastifyInstance, opts: AppOptions) {
-  const validators = buildValidators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? validators.compileBody(schema) : validators.compileText(schema)));
+  validators ??= buildValidators();
+  const { compileBody, compileText } = validators;
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? compileBody(schema) : compileText(schema)));
 
   // JSON is the only body type besides the knowledge upload's multipart: plain text is 415.
   app.removeContentTypeParser('text/plain');
