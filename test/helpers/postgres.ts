@@ -249,6 +249,37 @@ export async function startPostgres(t: Teardown, options: { encoding?: 'UTF8' | 
   return withDatabase(admin, name);
 }
 
+let migratedTemplate: Promise<string> | null = null;
+
+/**
+ * A database of the managed cluster with every migration applied, made once per cluster: test
+ * apps start on copies of it (CREATE DATABASE ... TEMPLATE copies files, a fraction of the time
+ * migrating takes). No connection stays open to it: PostgreSQL copies only a database nobody uses.
+ */
+function migratedTemplateName(): Promise<string> {
+  migratedTemplate ??= (async () => {
+    const name = `template_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const handle = await openPostgres(withDatabase(await adminUrl(), name), { poolMax: 1 });
+    await handle.close();
+    return name;
+  })();
+  return migratedTemplate;
+}
+
+/**
+ * A fresh database with every migration applied, and its URL, for a test app: a copy of a
+ * migrated template on the managed cluster. On TEST_DATABASE_URL's server it is an empty one
+ * (the app migrates it), as startPostgres makes.
+ */
+export async function startMigratedPostgres(t: Teardown): Promise<string> {
+  if (process.env.TEST_DATABASE_URL) return startPostgres(t);
+  const template = await migratedTemplateName();
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  return withDatabase(await adminUrl(), name);
+}
+
 /** True when this process started the test PostgreSQL, and so can stop and restart it. */
 export function canControlPostgres(): boolean {
   return !process.env.TEST_DATABASE_URL;
