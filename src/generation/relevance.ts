@@ -651,10 +651,11 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   judgement.relevant =
     (named && (window >= WINDOW_FLOOR || passage >= PASSAGE_FLOOR || core || (judgement.structure >= STRUCTURE_FLOOR && judgement.spread >= WINDOW_FLOOR) || judgement.spread >= DOCUMENT_FLOOR)) ||
     (named && several && judgement.spread >= SEVERAL_FLOOR);
-  // Every particular noun of the topic named, its head in the title or a heading: the rest
-  // (verbs, adjectives, generic words: "making walking boots last longer") only qualifies it.
+  // Every particular noun of the topic named, its head (itself, or a kind of it: "sourdough" for
+  // "bread") in the title or a heading: the rest (verbs, adjectives, generic words: "making
+  // walking boots last longer", "naturally leavened") only qualifies it.
   const nouns = profile.terms.filter((term) => term.noun && !term.generic && !term.weak && !term.adjective && term.weight >= 1);
-  if (head && judgement.head === 'itself' && judgement.headInStructure && nouns.includes(head) && nouns.every((term) => all.some((unit) => names(unit, term)))) judgement.relevant = true;
+  if (head && (judgement.head === 'itself' || judgement.head === 'kind') && judgement.headInStructure && nouns.includes(head) && nouns.every((term) => all.some((unit) => names(unit, term)))) judgement.relevant = true;
   // Two rare words of the topic, most of those it has ("self-assessment" and "self-employed"),
   // named beside its head, name a particular subject as a name does.
   const rareTerms = profile.terms.filter((term) => term.rare);

@@ -46,3 +46,9 @@ t.test('two rare words of the topic, most of those it has, named beside its head
   t.same(drawn('Sorting out your self-assessment as a self-employed designer', [opening, other]), ['freelance-tax-return.md']);
   t.same(drawn('Sorting out your self-assessment as a self-employed designer', [other]), [], 'one word of the topic is not enough');
 });
+
+t.test('a title naming a kind of the head, every particular noun of the topic named, makes a document about it', async (t) => {
+  // "The Sourdough Baking Guide": sourdough is a kind of bread; "naturally leavened" only qualifies it.
+  const sourdough = document('sourdough-baking.md', 5.5);
+  t.same(drawn('Making naturally leavened bread', [sourdough, document('home-energy-saving.doc', 2.4)]), ['sourdough-baking.md']);
+});
