@@ -119,6 +119,11 @@ export function serverOptions(
     genReqId: (req) => requestIdFor(req.headers['x-request-id']),
     requestIdHeader: false,
     return503OnClosing: true,
+    // A start takes as long as its migrations: on a large database, or waiting for another
+    // instance that holds the migration lock, that is more than Fastify's 10 s per plugin, which
+    // would end the start with a timeout. What can hang has deadlines of its own (the database's
+    // connection timeout, STARTUP_WAIT_SECONDS).
+    pluginTimeout: 0,
     forceCloseConnections: 'idle',
     // Let over-long ids reach the routes, whose validation answers them with the envelope.
     routerOptions: { maxParamLength: 500 },
