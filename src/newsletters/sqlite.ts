@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from 'drizzle-orm';
-import { prepared, type Executor } from '../db/sqlite.js';
+import { placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
@@ -13,18 +13,17 @@ import type { NewsletterPort } from './port.js';
 // SQLite binds at most 32,766 parameters; a subscriber row has 13 columns.
 const ROWS_PER_INSERT = 500;
 
-/** `%`, `_` and `\` of the searched text match themselves. */
-const p = (name: string) => sql`${sql.placeholder(name)}`;
-
 const settleStatement = (db: Executor) => {
   const r = newsletterRecipients;
+  const { status, lastError, sentAt, nextAttemptAt } = placeholderRow(r);
   return db
     .update(r)
-    .set({ status: p('status'), lastError: p('lastError'), sentAt: p('sentAt'), nextAttemptAt: p('nextAttemptAt'), claimedBy: null, claimedUntil: null })
+    .set({ status, lastError, sentAt, nextAttemptAt, claimedBy: null, claimedUntil: null })
     .where(and(eq(r.postId, sql.placeholder('postId')), eq(r.subscriberId, sql.placeholder('subscriberId')), eq(r.claimedBy, sql.placeholder('owner')), eq(r.status, 'sending')))
     .prepare();
 };
 
+/** `%`, `_` and `\` of the searched text match themselves. */
 export const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
