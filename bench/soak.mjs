@@ -32,10 +32,12 @@
 // mailparser): staff invitations (their links come by mail), confirmations, comment notices and
 // newsletters. The load's own creates opt out of the newsletter (sendNewsletter: false).
 //
-// Faults, at fractions of the run: SIGKILL of a server at 1/6, 2/6 and 0.4 (runs of 30 min or more) (restarted on the
-// same data; on PostgreSQL alternating between the instances, plus the second instance again at
-// 4/6 and 5/6, and once during the database outage, so that its restart waits for the database): the first instance is not killed in the last half, so it is the witness for
-// memory and fds there (median of the 4th quarter's samples vs the 3rd's, its last process only); on PostgreSQL a
+// Faults, at fractions of the run: SIGKILL of a server (restarted on the same data) at 1/6, 0.28
+// (runs of 30 min or more) and 2/6; on PostgreSQL the first instance at 1/6 and 0.28, the second
+// at 2/6, 4/6, 5/6 and once during the database outage, so that its restart waits for the
+// database. The first instance is not killed after 2/6, so it is the witness for memory and fds in
+// the last half (median of the 4th quarter's samples vs the 3rd's, its last process only, with its
+// memory by part from bench/memory-probe.mjs, preloaded into every server); on PostgreSQL a
 // database outage (pg_ctl stop -m fast, start) at 0.55 and a storage outage (s3rver closed) at
 // 0.35; on SQLite a full disk (a ballast file fills the tmpfs) at 0.6; a CPU burner (one busy
 // child per core, os.availableParallelism()) from 1/3 to 2/3. Outages last 25 s (15 s under 10 min).
@@ -66,7 +68,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import {
-  DIST_DIR, FIXTURES_DIR, makeApiKey, median, multipartFile, onCleanup, percentile, request, round, rssMb, runBench, sleep, startServer, tempDir,
+  BENCH_DIR, DIST_DIR, FIXTURES_DIR, makeApiKey, median, multipartFile, onCleanup, percentile, request, round, rssMb, runBench, sleep, startServer, tempDir,
 } from './lib.mjs';
 
 // ---------------------------------------------------------------------------------------------
@@ -91,6 +93,11 @@ const OUTAGE_MS = MINUTES < 10 ? 15_000 : 25_000;
 // SQLite's DATA_DIR holds an hour's uploads, images and posts (~160 MB in 58 min filled 192 MB): room scales with the run.
 const TMPFS_MB = Math.max(192, MINUTES * 12);
 const SAMPLE_MS = 5000;
+/** The witness's memory parts (bench/memory-probe.mjs) are written this often; its live heap after a forced full collection every SOAK_GC_MINUTES (default 10: a collection changes what RSS does, so rarely). */
+const PROBE_MS = 60_000;
+const GC_EVERY_MS = Math.max(1, Number(process.env.SOAK_GC_MINUTES) || 10) * 60_000;
+const MEMORY_WINDOW_MS = 5 * 60_000;
+const MEMORY_PARTS = ['rss', 'heapTotal', 'young', 'heapUsed', 'external', 'arrayBuffers', 'workers', 'other'];
 const WINDOW_MS = 60_000;
 // Newsletter readers imported at the start (consented, active); SOAK_SUBSCRIBERS changes it.
 const SUBSCRIBERS = Math.max(10, Number(process.env.SOAK_SUBSCRIBERS) || 300);
@@ -116,6 +123,10 @@ const SERVICE_ENV = {
   MAIL_RATE_PER_MINUTE: '1200',
   // Every reader of the soak comes from 127.0.0.1: the spam guard's window per address would refuse them.
   SPAM_GUARD_RATE_MAX: '1000000',
+  // As the Dockerfile sets them (see there): glibc's malloc keeps two arenas instead of one per
+  // thread, and gives large blocks back to the system when they are freed.
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '131072',
 };
 
 const pick = (list) => list[Math.floor(Math.random() * list.length)];
@@ -378,10 +389,13 @@ async function runSetup(kind) {
 
   const smtp = await startSmtp(() => at());
   dbEnv = { ...dbEnv, SMTP_URL: smtp.url };
+  // Every server preloads the memory probe: its memory parts go to probeDir/<pid>.jsonl.
+  const probeDir = tempDir('blog-soak-memory-');
+  const probeEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${path.join(BENCH_DIR, 'memory-probe.mjs')}`.trim(), MEMORY_PROBE_DIR: probeDir, MEMORY_PROBE_EVERY_MS: String(PROBE_MS) };
   const mailOutages = []; // { from, to }: kept apart from the outages that allow 503s
 
   const launch = async (inst) => {
-    inst.server = await startServer({ dataDir: inst.dataDir, apiKey, env: { ...SERVICE_ENV, ...dbEnv }, readyTimeoutMs: 120_000 });
+    inst.server = await startServer({ dataDir: inst.dataDir, apiKey, env: { ...SERVICE_ENV, ...dbEnv, ...probeEnv }, readyTimeoutMs: 120_000 });
     inst.pids = [...(inst.pids ?? []), inst.server.pid];
     inst.servers = [...(inst.servers ?? []), inst.server];
     inst.up = true;
@@ -761,6 +775,8 @@ async function runSetup(kind) {
       samples.push({ t: now, inst: inst.name, pid: inst.server.pid, rss: rssMb(inst.server.pid), fds: fdCount(inst.server.pid), wal });
     }
   }, SAMPLE_MS);
+  // The witness's live heap after a full collection (the probe, on SIGUSR2), now and then.
+  const forcedGc = setInterval(() => instances[0].up && process.kill(instances[0].server.pid, 'SIGUSR2'), GC_EVERY_MS);
   // Orphan watch: every second, for extractors whose server was killed.
   const orphanWatch = setInterval(() => killedAt.size && sampleProcesses(), 1000);
 
@@ -805,13 +821,18 @@ async function runSetup(kind) {
   };
 
   const schedule = [];
+  // The first instance's third kill: its restart (up to ~2 min on a loaded machine) must be over
+  // well before the last half less the warm-up (0.5 - 1/12 of an hour), or its memory is not
+  // judged; between the batch at 0.25 and the kill at 2/6 (on PostgreSQL of the other instance,
+  // so that both are not down at once).
+  const KILL_3 = 0.28;
   const plan = (fraction, what, fn) => schedule.push({ at: fraction * RUN_MS, what, fn });
   if (kind === 'sqlite') {
-    for (const f of MINUTES >= 30 ? [1 / 6, 2 / 6, 0.4] : [1 / 6, 2 / 6]) plan(f, 'kill', () => killOne(instances[0]));
+    for (const f of MINUTES >= 30 ? [1 / 6, KILL_3, 2 / 6] : [1 / 6, 2 / 6]) plan(f, 'kill', () => killOne(instances[0]));
   } else {
     plan(1 / 6, 'kill', () => killOne(instances[0]));
     plan(2 / 6, 'kill', () => killOne(instances[1]));
-    if (MINUTES >= 30) plan(0.4, 'kill', () => killOne(instances[0]));
+    if (MINUTES >= 30) plan(KILL_3, 'kill', () => killOne(instances[0]));
     plan(4 / 6, 'kill', () => killOne(instances[1]));
     plan(5 / 6, 'kill', () => killOne(instances[1]));
     // Killed during the database outage (0.55 + a few seconds): its restart waits for the database.
@@ -986,6 +1007,7 @@ async function runSetup(kind) {
   }
   const runStats = statsRes?.status === 200 ? data(statsRes) : null;
   clearInterval(sampler);
+  clearInterval(forcedGc);
   clearInterval(orphanWatch);
   sampleProcesses();
 
@@ -1246,9 +1268,46 @@ async function runSetup(kind) {
     });
   }
 
+  // The witness's memory by part (the probe's lines, MB): which one grows. "workers" is its worker
+  // threads' heaps and external memory (the builtin composer's language model among them);
+  // "other" is RSS less all that: native allocations (malloc's arenas: libvips, SQLite, V8's
+  // compilers), code, stacks.
+  const wallStart = Date.now() - at();
+  const probeFile = (file) => {
+    try {
+      return fs.readFileSync(path.join(probeDir, file), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)).map((x) => ({ ...x, t: x.t - wallStart }));
+    } catch {
+      return [];
+    }
+  };
+  const probeLines = witness.pids.flatMap((pid) => {
+    const threads = fs.readdirSync(probeDir).filter((file) => file.startsWith(`${pid}.worker`)).map(probeFile);
+    // Each thread's line written nearest to the main thread's (all write every PROBE_MS).
+    const workersAt = (t) => threads.reduce((sum, lines) => {
+      const near = lines.filter((x) => Math.abs(x.t - t) < PROBE_MS / 2 && x.liveHeap === undefined);
+      return sum + (near.length ? near[0].heapTotal + near[0].external : 0);
+    }, 0);
+    return probeFile(`${pid}.jsonl`).map((x) => ({ ...x, pid, workers: workersAt(x.t) }));
+  });
+  const partsOf = (lines) => {
+    const plain = lines.filter((x) => x.liveHeap === undefined).map((x) => ({ ...x, other: x.rss - x.heapTotal - x.external - x.workers }));
+    const out = Object.fromEntries(MEMORY_PARTS.map((k) => [k, plain.length ? round(median(plain.map((x) => x[k])), 0) : null]));
+    out.liveHeap = lines.filter((x) => x.liveHeap !== undefined).map((x) => round(x.liveHeap, 0));
+    out.n = plain.length;
+    return out;
+  };
+  const memoryWindows = [];
+  for (let from = 0; from < RUN_MS; from += MEMORY_WINDOW_MS) {
+    const lines = probeLines.filter((x) => x.t >= from && x.t < from + MEMORY_WINDOW_MS);
+    const pids = [...new Set(lines.map((x) => x.pid))];
+    memoryWindows.push({ window: `${round(from / 60_000, 0)}-${round((from + MEMORY_WINDOW_MS) / 60_000, 0)} min`, pids, ...partsOf(lines) });
+  }
+  const lastProcess = probeLines.filter((x) => x.pid === witness.server.pid && x.t >= RUN_MS / 2 && x.t <= RUN_MS);
+  const memoryQuarters = { q3: partsOf(lastProcess.filter((x) => x.t < (RUN_MS * 3) / 4)), q4: partsOf(lastProcess.filter((x) => x.t >= (RUN_MS * 3) / 4)) };
+
   for (const inst of instances) await inst.server.stop();
   await receiver.close();
-  return { label, checks, windows, samples: samples.length, records: records.length, events };
+  return { label, checks, windows, memoryWindows, memoryQuarters, witness: witness.name, samples: samples.length, records: records.length, events };
 }
 
 const run = (cmd, args) =>
@@ -1286,6 +1345,15 @@ await runBench(
       console.log(`${result.records} requests, ${result.samples} samples`);
       console.log(`read latency per minute (public pages, feeds, content API, post lists), ms; the first instance's median RSS (MB) and open fds:`);
       for (const w of result.windows) console.log(`  ${w.window.padEnd(12)} n=${String(w.reads).padEnd(5)} p50 ${String(w.p50).padStart(5)}  p99 ${String(w.p99).padStart(6)}  rss ${String(w.rss ?? '-').padStart(4)}  fds ${String(w.fds ?? '-').padStart(4)}  ${w.faults}`);
+      if (result.memoryWindows?.length) {
+        console.log(`${result.witness}'s memory per ${MEMORY_WINDOW_MS / 60_000} min (medians of process.memoryUsage() every ${PROBE_MS / 1000} s, MB; workers = worker threads' heapTotal + external; other = rss - heapTotal - external - workers; live = heap after a forced full collection):`);
+        const cell = (v, width = 5) => String(v ?? '-').padStart(width);
+        for (const w of result.memoryWindows) {
+          console.log(`  ${w.window.padEnd(12)} rss ${cell(w.rss)}  heapTotal ${cell(w.heapTotal)} (young ${cell(w.young, 3)})  heapUsed ${cell(w.heapUsed)}  external ${cell(w.external)}  arrayBuffers ${cell(w.arrayBuffers)}  workers ${cell(w.workers)}  other ${cell(w.other)}  live ${w.liveHeap.join(', ') || '-'}${w.pids.length > 1 ? `  (pids ${w.pids.join(', ')})` : ''}`);
+        }
+        const { q3, q4 } = result.memoryQuarters;
+        console.log(`  last process, 3rd -> 4th quarter: ${MEMORY_PARTS.map((k) => `${k} ${q3[k] ?? '-'} -> ${q4[k] ?? '-'}`).join(', ')}; live ${q3.liveHeap.join(', ') || '-'} -> ${q4.liveHeap.join(', ') || '-'}`);
+      }
       for (const c of result.checks) {
         const mark = c.ok === null ? 'skip' : c.ok ? 'pass' : 'MISS';
         if (c.ok === false) failed = true;
