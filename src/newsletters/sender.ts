@@ -1,3 +1,4 @@
+import { PassThrough, type Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type { Site } from '../db/schema.js';
 import type { JobHandler } from '../jobs/loop.js';
@@ -8,15 +9,18 @@ import type { PublicPost, PublicSite } from '../public-site/types.js';
 import { fromHeader, newsletterTemplate } from './message.js';
 import { composeNewsletter, newsletterMail, type ComposedNewsletter, type RawMail } from './mime.js';
 import { CLAIM_BATCH, NEWSLETTER_SEND, type NewsletterSendPayload, type NewsletterStore, type RecipientOutcome } from './store.js';
+import type { NewsletterRecipientRow } from './rules.js';
 
 /*
  * The job that mails a post's newsletter: it claims the send's recipients in batches and
  * sends one message per recipient (the post rendered and composed once, each message spliced
  * from it: mime.ts), one SMTP transaction at a time over a pooled connection, recording each
- * outcome as soon as the server has answered. A process killed mid-send
- * leaves at most the recipient of the transaction in flight unrecorded: its claim runs out
- * and the recipient is mailed again; every other recipient is either recorded as sent or
- * still due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
+ * outcome as soon as the server has answered. The record of one message is written while the
+ * next one's transaction runs, but that message's end of data waits for the record to commit
+ * (endingAfter): a process killed mid-send leaves at most the recipient of the transaction in
+ * flight accepted and unrecorded; its claim runs out and the recipient is mailed again; every
+ * other recipient is either recorded as sent or still due. Several instances claim disjoint
+ * batches (FOR UPDATE SKIP LOCKED).
  */
 
 /** How long a claim lasts without renewal unless told (the job's lease, JOB_LEASE_MS): renewed every quarter of it while its owner lives. */
@@ -33,8 +37,14 @@ export interface NewsletterSource {
   load(siteId: string, postId: string): Promise<{ site: Site; view: PublicSite; post: PublicPost } | null>;
 }
 
-/** One message out (its envelope and raw MIME), the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
-export type DeliverMail = (mail: RawMail) => Promise<void>;
+/** One message out: its envelope, and its raw MIME as a stream whose end the sender may hold back (endingAfter). */
+export interface OutgoingMail {
+  envelope: RawMail['envelope'];
+  raw: Readable;
+}
+
+/** One message out, the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
+export type DeliverMail = (mail: OutgoingMail) => Promise<void>;
 
 /** Nodemailer over SMTP_URL, one pooled connection kept open across a send's messages. */
 export function pooledSmtp(config: MailConfig): { deliver: DeliverMail; close(): void } {
@@ -45,6 +55,24 @@ export function pooledSmtp(config: MailConfig): { deliver: DeliverMail; close():
     },
     close: () => transporter.close(),
   };
+}
+
+/**
+ * A message's raw MIME as a stream that gives it, and ends, only once `after` has resolved.
+ * Nodemailer writes the SMTP end of data ("\r\n.\r\n") when the message stream ends (its
+ * DataStream's flush), so the server cannot accept the message before then; held whole, the
+ * message and its end go out together. Should `after` fail, the stream fails unended: the
+ * transaction is abandoned and the server keeps nothing of it.
+ */
+export function endingAfter(raw: string, after: Promise<unknown>): Readable {
+  const stream = new PassThrough();
+  after.then(
+    () => {
+      if (!stream.destroyed) stream.end(raw);
+    },
+    (error: unknown) => stream.destroy(error instanceof Error ? error : new Error(String(error))),
+  );
+  return stream;
 }
 
 /** Spaces message starts so that no more than `perMinute` begin in any minute (per process). */
@@ -121,20 +149,35 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
             for (const recipient of batch) await newsletters.settle(recipient, owner, { status: 'failed', error: 'the post is no longer published' });
             continue;
           }
+          // The record of the message before: the next message's end of data waits for its commit.
+          let recorded: Promise<void> = Promise.resolve();
+          const record = (recipient: NewsletterRecipientRow, outcome: RecipientOutcome) => {
+            const settled = newsletters.settle(recipient, owner, outcome).then((kept) => {
+              if (!kept) deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
+              else if (outcome.status === 'sent') sent++;
+            });
+            // Its failure is told where it is awaited (the next message's error, or the batch's end).
+            settled.catch(() => {});
+            return settled;
+          };
           for (const [i, recipient] of batch.entries()) {
             if (signal.aborted) {
               // Shutting down: the rest go back as they were, due at once for the next run.
+              await recorded;
               for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'interrupted', at: Date.now() });
               break;
             }
             await deps.limiter.wait(signal);
             // Composed once per send, again once its Date is a minute old.
             if (!composed || Date.now() - composed.at > COMPOSED_FOR_MS) composed = await composeNewsletter(mail.template, mail.from);
+            const { envelope, raw } = newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken);
             let outcome: RecipientOutcome;
             try {
-              await deps.deliver(newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken));
+              await deps.deliver({ envelope, raw: endingAfter(raw, recorded) });
               outcome = { status: 'sent' };
             } catch (error) {
+              // A record that failed failed this message too (its data was never ended): that failure is the one to tell.
+              await recorded;
               if (classifySendError(error) === 'unavailable') {
                 // The server itself is away: this recipient is not at fault; all wait for the job's retry.
                 for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'mail server unavailable', at: Date.now() });
@@ -142,12 +185,11 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
               }
               outcome = outcomeOf(error, recipient.attempts, Date.now(), random, deps.retryBaseMs);
             }
-            if (await newsletters.settle(recipient, owner, outcome)) {
-              if (outcome.status === 'sent') sent++;
-            } else {
-              deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
-            }
+            // One record in flight at a time (after a refusal the one before may still be).
+            await recorded;
+            recorded = record(recipient, outcome);
           }
+          await recorded;
         }
       } finally {
         clearInterval(renew);
