@@ -31,7 +31,7 @@ if (result.status === 1 && emitted()) {
   process.exit(1);
 }
 
-// The loader's cache (test/helpers/transpile-cache.mjs) keeps every version of every module it
+// The loader's cache (test/helpers/typescript-loader.mjs) keeps every version of every module it
 // saw: entries older than a week go (those still in use are compiled again once).
 const cache = path.join(root, 'node_modules/.cache/tap-transpile');
 const weekAgo = Date.now() - 7 * 24 * 60 * 60 * 1000;
