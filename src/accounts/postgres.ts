@@ -1,9 +1,9 @@
-import { and, asc, count, desc, eq, ne, sql } from 'drizzle-orm';
 import { accountTokens, invitations, memberships, sessions, sites, users } from '../db/pg-schema.js';
 import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
 import { linkSpent, linkUsable, sessionEnded } from './rules.js';
+import { and, asc, count, desc, eq, ne, sql } from '../db/orm.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another instance got there first. */
 const guardTaken = refusedByUnique(['users_email_unique', 'memberships_user_id_site_id_pk', 'invitations_site_email_unique'], (cause) => new TakenMeanwhile({ cause }));

@@ -1,7 +1,8 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { AccountTokenRow, InvitationRow, SessionRow, UserRow } from '../db/schema.js';
-import { and, gt, isNotNull, isNull, lt, or, type Column } from 'drizzle-orm';
+import type { Column } from 'drizzle-orm';
 import { AppError, validationError } from '../errors.js';
+import { and, gt, isNotNull, isNull, lt, or } from '../db/orm.js';
 
 /*
  * The rules of staff accounts: what an email and a password must be, how tokens are made and

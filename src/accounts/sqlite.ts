@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { accountTokens, invitations, memberships, sessions, sites, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { TakenMeanwhile, type AccountPort } from './port.js';
 import { linkSpent, linkUsable, sessionEnded } from './rules.js';
+import { and, asc, desc, eq, ne, sql } from '../db/orm.js';
 
 /** A write refused by a unique key (users' email, memberships' user and site): another writer got there first. */
 function guardTaken(write: () => void): void {

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
-import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
-import { DrizzleQueryError } from 'drizzle-orm/errors';
+import type { SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { redactUrl, type Config } from '../config.js';
@@ -16,6 +15,9 @@ import { postgresAdapters } from '../stores/postgres.js';
 import { mediaKey } from '../media/view.js';
 import type { MediaRow } from '../db/schema.js';
 import { createObjectStore, FileStorage, formatSize, type ObjectStore, type StoreDescription } from '../knowledge/storage.js';
+import { getTableColumns, getTableName, sql, drizzleErrors } from '../db/orm.js';
+
+const { DrizzleQueryError } = drizzleErrors;
 
 /*
  * `blog-admin migrate-to-postgres --to <url>`: copies a site's SQLite database (and, with

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../db/orm.js';
 
 /*
  * What the analytics store (store.ts) asks its database. Counts are written as increments

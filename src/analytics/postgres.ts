@@ -1,9 +1,10 @@
-import { and, eq, lt, lte, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { ADDED, type AnalyticsPort, type DayCount, type PageCount, type PostCount, type ReferrerCount } from './port.js';
 import * as statements from './statements.js';
+import { and, eq, lt, lte } from '../db/orm.js';
 
 /** Rows per statement: a flush of many views is a few statements, each well under PostgreSQL's 65,535 parameters. */
 const CHUNK = 1000;

@@ -1,9 +1,9 @@
-import { and, eq, lt, lte, sql } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { analyticsDays, analyticsPages, analyticsReferrers, analyticsSalts, analyticsVisitors, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { ADDED, type AnalyticsPort, type DayCount, type PageCount, type PostCount, type ReferrerCount } from './port.js';
 import * as statements from './statements.js';
+import { and, eq, lt, lte, sql } from '../db/orm.js';
 
 const p = (name: string) => sql.placeholder(name);
 

@@ -1,6 +1,7 @@
-import { sql, type SQL, type Table } from 'drizzle-orm';
+import type { SQL, Table } from 'drizzle-orm';
 import { PATH_PAGES } from './port.js';
 import { DIRECT, OTHER_REFERRERS } from './rules.js';
+import { sql } from '../db/orm.js';
 
 // The reads of the stats, which both databases spell alike, over either database's tables (each
 // adapter passes its own schema's): written once here, run by sqlite.ts and postgres.ts.

@@ -1,9 +1,10 @@
-import { and, asc, count, desc, eq, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { commentMailChoices, commentNotices, comments, memberships, posts, users } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { CommentStatus } from '../limits.js';
 import type { CommentFilter, CommentsPort } from './port.js';
+import { and, asc, count, desc, eq, isNull, lt, or, sql } from '../db/orm.js';
 
 const where = (siteId: string, filter: CommentFilter): SQL =>
   and(eq(comments.siteId, siteId), filter.status ? eq(comments.status, filter.status) : undefined, filter.postId ? eq(comments.postId, filter.postId) : undefined)!;

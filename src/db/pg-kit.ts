@@ -1,29 +1,9 @@
-import { sql, type BuildExtraConfigColumns, type IsIdentity, type IsPrimaryKey, type NotNull } from 'drizzle-orm';
-import {
-  bigint,
-  boolean,
-  customType,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  type ConvertCustomConfig,
-  type ExtraConfigColumn,
-  type PgBigInt53BuilderInitial,
-  type PgBooleanBuilderInitial,
-  type PgColumnBuilderBase,
-  type PgCustomColumnBuilder,
-  type PgIntegerBuilderInitial,
-  type PgJsonbBuilderInitial,
-  type PgTableExtraConfigValue,
-  type PgTextBuilderInitial,
-  type PgTimestampBuilderInitial,
-} from 'drizzle-orm/pg-core';
+import type { BuildExtraConfigColumns, IsIdentity, IsPrimaryKey, NotNull } from 'drizzle-orm';
+import type { ConvertCustomConfig, ExtraConfigColumn, PgBigInt53BuilderInitial, PgBooleanBuilderInitial, PgColumnBuilderBase, PgCustomColumnBuilder, PgIntegerBuilderInitial, PgJsonbBuilderInitial, PgTableExtraConfigValue, PgTextBuilderInitial, PgTimestampBuilderInitial } from 'drizzle-orm/pg-core';
 import { DialectTables, type AnyColumnSpec, type ColumnConfig, type TableSpec } from './columns.js';
+import { sql, pgCore } from './orm.js';
+
+const { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } = pgCore;
 
 /*
  * PostgreSQL's column types for the kinds of columns.ts, chosen so that every row comes out

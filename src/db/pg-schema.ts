@@ -1,7 +1,9 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { customType, index } from 'drizzle-orm/pg-core';
+import type { SQL } from 'drizzle-orm';
 import { pgTableOf } from './pg-kit.js';
 import * as tables from './tables.js';
+import { sql, pgCore } from './orm.js';
+
+const { customType, index } = pgCore;
 
 /*
  * The PostgreSQL tables: every one is defined in tables.ts, for SQLite too (pg-kit.ts says how

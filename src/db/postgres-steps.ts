@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm';
 import { aheadMark, failureAhead, forgetAhead, sendAhead, type PgExecutor, type PostgresHandle } from './postgres.js';
 import { runAsync, runCommitted, type Steps, type StepDatabase, type AsyncAdapters } from './steps.js';
+import { sql } from './orm.js';
 
 let savepoints = 0;
 

@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { SQL } from 'drizzle-orm';
-import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
-import { migrate } from 'drizzle-orm/node-postgres/migrator';
-import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
+import type { NodePgDatabase, NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
 import { maskDatabaseUrl } from './url.js';
+import { nodePostgres, nodePostgresMigrator, pgCore } from './orm.js';
+
+const { drizzle } = nodePostgres;
+const { migrate } = nodePostgresMigrator;
+const { PgDialect } = pgCore;
 
 export { maskDatabaseUrl };
 

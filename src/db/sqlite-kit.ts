@@ -1,24 +1,10 @@
-import { sql, type HasDefault, type IsPrimaryKey, type NotNull } from 'drizzle-orm';
-import {
-  customType,
-  index,
-  integer,
-  primaryKey,
-  sqliteTable,
-  text,
-  uniqueIndex,
-  type AnySQLiteColumn,
-  type ConvertCustomConfig,
-  type SQLiteBooleanBuilderInitial,
-  type SQLiteCustomColumnBuilder,
-  type SQLiteIntegerBuilderInitial,
-  type SQLiteTableExtraConfigValue,
-  type SQLiteTextBuilderInitial,
-  type SQLiteTextJsonBuilderInitial,
-  type SQLiteTimestampBuilderInitial,
-} from 'drizzle-orm/sqlite-core';
+import type { HasDefault, IsPrimaryKey, NotNull } from 'drizzle-orm';
+import type { AnySQLiteColumn, ConvertCustomConfig, SQLiteBooleanBuilderInitial, SQLiteCustomColumnBuilder, SQLiteIntegerBuilderInitial, SQLiteTableExtraConfigValue, SQLiteTextBuilderInitial, SQLiteTextJsonBuilderInitial, SQLiteTimestampBuilderInitial } from 'drizzle-orm/sqlite-core';
 import { DialectTables, type AnyColumnSpec, type ColumnConfig, type TableSpec } from './columns.js';
 import { fromInt8Blob, toInt8Blob } from './vectors.js';
+import { sql, sqliteCore } from './orm.js';
+
+const { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } = sqliteCore;
 
 /** A vector, stored as the int8 BLOB sqlite-vec reads with vec_int8() (vectors.ts says why). */
 type EmbeddingVector = { data: Float32Array; driverData: Buffer };

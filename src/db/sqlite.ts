@@ -3,14 +3,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { getTableColumns, sql, type SQL, type Table } from 'drizzle-orm';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type { SQL, Table } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { foldText, slugify } from '../text/slug.js';
 import { isStorageFull } from '../errors.js';
 import * as schema from './schema.js';
+import { getTableColumns, sql, betterSqlite3, betterSqlite3Migrator } from './orm.js';
+
+const { drizzle } = betterSqlite3;
+const { migrate } = betterSqlite3Migrator;
 
 export type Db = BetterSQLite3Database<typeof schema>;
 

@@ -1,5 +1,6 @@
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import type { AnyColumn, SQL } from 'drizzle-orm';
 import type { IdempotencyKeyRow } from '../db/schema.js';
+import { sql } from '../db/orm.js';
 
 /*
  * What the idempotency store (store.ts) asks its database. A key's row is either a kept answer

@@ -1,8 +1,8 @@
-import { and, eq, lte } from 'drizzle-orm';
 import { idempotencyKeys } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { CLAIM_STATUS, replacedByAnswer, ROW_FROM_INSERT, type IdempotencyPort } from './port.js';
+import { and, eq, lte } from '../db/orm.js';
 
 const ofKey = (siteId: string, key: string) => and(eq(idempotencyKeys.siteId, siteId), eq(idempotencyKeys.key, key));
 const target = [idempotencyKeys.siteId, idempotencyKeys.key];

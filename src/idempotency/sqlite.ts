@@ -1,8 +1,8 @@
-import { and, eq, sql } from 'drizzle-orm';
 import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { idempotencyKeys } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { CLAIM_STATUS, replacedByAnswer, ROW_FROM_INSERT, type IdempotencyPort } from './port.js';
+import { and, eq, sql } from '../db/orm.js';
 
 const p = (name: string) => sql.placeholder(name);
 // Raw placeholders: timestamps are passed as stored (epoch milliseconds).

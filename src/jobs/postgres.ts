@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { and, asc, count, desc, eq, inArray, lt, lte, sql, type Column, type SQL } from 'drizzle-orm';
+import type { Column, SQL } from 'drizzle-orm';
 import { jobs } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { JobPort } from './port.js';
 import { kindInScope, noLease, pendingOfGroup, type JobFilter } from './rules.js';
+import { and, asc, count, desc, eq, inArray, lt, lte, sql } from '../db/orm.js';
 
 /*
  * The job queue's statements as PostgreSQL spells them. Several instances may share the

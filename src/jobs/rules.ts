@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, inArray, notInArray, type Column, type SQL } from 'drizzle-orm';
+import type { Column, SQL } from 'drizzle-orm';
 import type { JobRow } from '../db/schema.js';
 import type { JobStatus } from '../limits.js';
+import { and, eq, inArray, notInArray } from '../db/orm.js';
 
 /*
  * The types of the job queue's API and the rules that need no database. A job row has the

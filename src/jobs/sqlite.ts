@@ -1,9 +1,10 @@
-import { and, asc, count, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { jobs } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { JobPort } from './port.js';
 import { kindInScope, noLease, pendingOfGroup, type JobFilter, type JobScope } from './rules.js';
+import { and, asc, count, desc, eq, inArray, lt, lte, sql } from '../db/orm.js';
 
 /*
  * The job queue's statements as SQLite spells them. One writer at a time (the DATA_DIR lock

@@ -1,10 +1,11 @@
-import { and, count, desc, eq, exists, inArray, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { KNOWLEDGE_SEARCH_CONFIG, knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/pg-schema.js';
 import { preparedQuery, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { queuedFileColumns } from './file-rows.js';
 import type { ChunkEmbeddingPort, KnowledgeFilePort, KnowledgeSearchPort, KnowledgeUsagePort, RankedChunk } from './port.js';
 import { chunksMissingVectors, sitesMissingVectors } from './statements.js';
+import { and, count, desc, eq, exists, inArray, sql } from '../db/orm.js';
 
 // Newest first, as on SQLite; ids (lowercase UUIDs) break ties byte by byte, whatever the database's collation.
 const LIST_ORDER = [desc(knowledgeFiles.createdAt), desc(sql`${knowledgeFiles.id} collate "C"`)];

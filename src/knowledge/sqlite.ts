@@ -1,4 +1,3 @@
-import { and, count, desc, eq, exists, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { prepared } from '../db/sqlite.js';
 import { knowledgeChunks, knowledgeEmbeddings, knowledgeFiles } from '../db/schema.js';
@@ -9,6 +8,7 @@ import type { KnowledgeFilesOptions } from './files.js';
 import type { ChunkEmbeddingPort, ChunkToEmbed, KnowledgeFilePort, KnowledgeSearchPort, KnowledgeUsagePort, RankedChunk } from './port.js';
 import { queryTerms } from './search.js';
 import { chunksMissingVectors, sitesMissingVectors } from './statements.js';
+import { and, count, desc, eq, exists, inArray, sql } from '../db/orm.js';
 
 /**
  * A transaction on SQLite runs synchronously, holding the event loop: a file's chunks are

@@ -1,4 +1,5 @@
-import { sql, type SQL, type Table } from 'drizzle-orm';
+import type { SQL, Table } from 'drizzle-orm';
+import { sql } from '../db/orm.js';
 
 // Statements both databases spell alike, over either database's tables (each adapter passes
 // its own schema's): written once here, run by sqlite.ts and postgres.ts.

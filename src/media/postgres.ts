@@ -1,8 +1,8 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { media, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { MediaPort } from './port.js';
+import { and, count, desc, eq, inArray, sql } from '../db/orm.js';
 
 const ofSite = (siteId: string, id: string) => and(eq(media.siteId, siteId), eq(media.id, id));
 

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { media, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { MediaPort } from './port.js';
+import { and, count, desc, eq, inArray, sql } from '../db/orm.js';
 
 const ofSite = (siteId: string, id: string) => and(eq(media.siteId, siteId), eq(media.id, id));
 

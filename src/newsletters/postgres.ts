@@ -1,9 +1,9 @@
-import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, lte, min, or, sql } from 'drizzle-orm';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/pg-schema.js';
 import { namedQuery, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
 import { likePattern } from './sqlite.js';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, lte, min, or, sql } from '../db/orm.js';
 
 /*
  * The newsletter store's statements as PostgreSQL spells them. Several instances may share the

@@ -1,8 +1,8 @@
-import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from 'drizzle-orm';
 import { placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from '../db/orm.js';
 
 /*
  * The newsletter store's statements as SQLite spells them: one writer at a time, so no locks;

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import type { AsyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/pg-schema.js';
 import { POST_CHANGE_CHANNEL } from '../db/pg-content-versions.js';
@@ -7,6 +7,7 @@ import { notFound } from '../errors.js';
 import { SlugTakenMeanwhile, type PostPort } from './port.js';
 import { searchFilters, statusFilter, type ListQuery, type PostRow } from './rules.js';
 import { postJsonText } from './view.js';
+import { and, count, desc, eq, getTableColumns, inArray, sql } from '../db/orm.js';
 
 /*
  * The posts port as PostgreSQL answers it. Several instances may write at once: the store locks

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, or, sql, type Column, type SQL } from 'drizzle-orm';
+import type { Column, SQL } from 'drizzle-orm';
 import type { PostRow } from '../db/schema.js';
 import { ifMatchHolds, notFound, preconditionFailed, validationError, type ErrorDetail } from '../errors.js';
 import {
@@ -17,6 +17,7 @@ import {
 import { foldText, slugify } from '../text/slug.js';
 import { hasVisibleCharacter, isWellFormed, toWellFormed, truncateAtWord } from '../text/wellformed.js';
 import { distinctTags } from './tags.js';
+import { and, eq, isNotNull, or, sql } from '../db/orm.js';
 
 /*
  * What both posts data layers share (SQLite's in service.ts, PostgreSQL's in pg-store.ts): the

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lt, max, sql, type Column, type Placeholder, type SQL } from 'drizzle-orm';
+import type { Column, Placeholder, SQL } from 'drizzle-orm';
 import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import type { SyncAdapter } from '../db/steps.js';
 import { postCounts, postSlugRedirects, posts, sites, slugCounters } from '../db/schema.js';
@@ -7,6 +7,7 @@ import { sqliteSites } from '../sites/sqlite.js';
 import type { PostPort } from './port.js';
 import { isByStatus, searchFilters, statusFilter, type ListQuery } from './rules.js';
 import { RESOURCE_MEMBERS } from './view.js';
+import { and, count, desc, eq, gte, lt, max, sql } from '../db/orm.js';
 
 /*
  * The posts port as SQLite answers it: synchronously, each hot statement prepared once per

@@ -1,9 +1,10 @@
-import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { postSlugRedirects, posts } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import { writesRefusedForNow } from '../errors.js';
 import type { PublicSitePort, Topic } from './port.js';
+import { and, count, desc, eq, isNull, or, sql } from '../db/orm.js';
 
 const published = eq(posts.isDraft, false);
 const listed = and(published, eq(posts.visibility, 'public'))!;

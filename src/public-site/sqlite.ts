@@ -1,9 +1,10 @@
-import { and, count, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { writesRefusedForNow } from '../errors.js';
 import { postSlugRedirects, posts } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { PublicSitePort, Topic } from './port.js';
+import { and, count, desc, eq, isNull, or, sql } from '../db/orm.js';
 
 const p = (name: string) => sql.placeholder(name);
 

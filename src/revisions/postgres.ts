@@ -1,8 +1,8 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { postPendingChanges, postRevisions, users } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { RevisionPort } from './port.js';
+import { and, desc, eq, inArray, lt, sql } from '../db/orm.js';
 
 /** The revisions port as PostgreSQL answers it, with promises, inside the store's transaction. */
 export const postgresRevisions: AsyncAdapter<RevisionPort, PgExecutor> = {

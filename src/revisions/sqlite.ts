@@ -1,8 +1,8 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { postPendingChanges, postRevisions, users } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { RevisionPort } from './port.js';
+import { and, desc, eq, inArray, lt, sql } from '../db/orm.js';
 
 /** The revisions port as SQLite answers it, at once, inside the store's transaction. */
 export const sqliteRevisions: SyncAdapter<RevisionPort, Executor> = {

@@ -1,4 +1,3 @@
-import { and, asc, eq, inArray, isNull, like, sql } from 'drizzle-orm';
 import { apiKeys, sites } from '../db/pg-schema.js';
 import { refusedByUnique, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
@@ -6,6 +5,7 @@ import { notFound } from '../errors.js';
 import type { KeyChanges } from './key-cache.js';
 import { HandleTakenMeanwhile, type SitePort } from './port.js';
 import { urlsOfHost } from './rules.js';
+import { and, asc, eq, inArray, isNull, like, sql } from '../db/orm.js';
 
 /*
  * Several instances may share the database: what SQLite's single writer guarantees by its write

@@ -1,4 +1,3 @@
-import { and, asc, eq, inArray, isNull, like, sql } from 'drizzle-orm';
 import { prepared, type Executor } from '../db/sqlite.js';
 import { apiKeys, sites } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
@@ -6,6 +5,7 @@ import { notFound } from '../errors.js';
 import type { KeyChanges } from './key-cache.js';
 import { HandleTakenMeanwhile, type SitePort } from './port.js';
 import { urlsOfHost } from './rules.js';
+import { and, asc, eq, inArray, isNull, like, sql } from '../db/orm.js';
 
 // Every public request looks its site up, every post write moves its version, every key not
 // cached is looked up: prepared once per connection.

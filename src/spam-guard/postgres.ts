@@ -1,8 +1,8 @@
-import { eq, lte, sql } from 'drizzle-orm';
 import { spamGuardChallenges, spamGuardKeys, spamGuardWindows } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { SpamGuardPort } from './port.js';
+import { eq, lte, sql } from '../db/orm.js';
 
 /** The spam guard's port on PostgreSQL. */
 export const postgresSpamGuard: AsyncAdapter<SpamGuardPort, PgExecutor> = {

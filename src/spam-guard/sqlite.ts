@@ -1,8 +1,8 @@
-import { eq, lte, sql } from 'drizzle-orm';
 import type { Executor } from '../db/sqlite.js';
 import { spamGuardChallenges, spamGuardKeys, spamGuardWindows } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { SpamGuardPort } from './port.js';
+import { eq, lte, sql } from '../db/orm.js';
 
 /** The spam guard's port on SQLite (timestamps are stored as epoch milliseconds). */
 export const sqliteSpamGuard: SyncAdapter<SpamGuardPort, Executor> = {

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import { jobs, sites, webhookAttempts, webhookDeliveries, webhooks } from '../db/pg-schema.js';
 import type { PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { WebhookPort } from './port.js';
+import { and, count, desc, eq, inArray, lt, ne, sql } from '../db/orm.js';
 
 /*
  * The webhook store's statements as PostgreSQL spells them. Several instances may share the

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, inArray, lt, ne, sql } from 'drizzle-orm';
 import { driverRow, placeholderRow, prepared, type Executor } from '../db/sqlite.js';
 import { jobs, sites, webhookAttempts, webhookDeliveries, webhooks } from '../db/schema.js';
 import type { SyncAdapter } from '../db/steps.js';
 import type { WebhookPort } from './port.js';
+import { and, count, desc, eq, inArray, lt, ne, sql } from '../db/orm.js';
 
 /*
  * The webhook store's statements as SQLite spells them: one writer at a time, so no locks.

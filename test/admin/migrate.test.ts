@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { asc, getTableColumns, getTableName, sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
 import t, { type Test } from 'tap';
 import { runAdmin } from '../../src/admin/cli.js';
@@ -31,6 +30,7 @@ import { multipart } from '../helpers/multipart.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startS3 } from '../helpers/s3.js';
+import { asc, getTableColumns, getTableName, sql } from '../../src/db/orm.js';
 
 /*
  * `blog-admin migrate-to-postgres`: a SQLite site with real content, made through the API, is

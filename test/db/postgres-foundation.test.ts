@@ -3,10 +3,6 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table } from 'drizzle-orm';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
-import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
@@ -16,6 +12,13 @@ import * as sqliteSchema from '../../src/db/schema.js';
 import { foldText, slugify } from '../../src/text/slug.js';
 import { nodeArgs } from '../helpers/built.js';
 import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table, migrator, pgCore, sqliteCore } from '../../src/db/orm.js';
+
+const { readMigrationFiles } = migrator;
+const { getTableConfig: pgTableConfig, PgTable } = pgCore;
+const { getTableConfig: sqliteTableConfig, SQLiteTable } = sqliteCore;
+type SQLiteTable = InstanceType<typeof SQLiteTable>;
+type PgTable = InstanceType<typeof PgTable>;
 
 
 // ---------------------------------------------------------------------------------------------

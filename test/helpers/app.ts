@@ -6,7 +6,6 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { sql } from 'drizzle-orm';
 import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -14,6 +13,7 @@ import { openDatabase, DATABASE_FILE } from '../../src/db/sqlite.js';
 import { extractChunks } from '../../src/knowledge/extract.js';
 import { nodeArgs } from './built.js';
 import { startMigratedPostgres } from './postgres.js';
+import { sql } from '../../src/db/orm.js';
 
 export { built, nodeArgs } from './built.js';
 

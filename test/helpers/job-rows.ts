@@ -1,4 +1,3 @@
-import { and, asc, count, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import * as sqliteSchema from '../../src/db/schema.js';
@@ -6,6 +5,7 @@ import type { KnowledgeFileRow } from '../../src/db/schema.js';
 import type { JobOutcome } from '../../src/jobs/loop.js';
 import type { JobRow } from '../../src/jobs/rules.js';
 import type { PostInput } from '../../src/posts/store.js';
+import { and, asc, count, eq } from '../../src/db/orm.js';
 
 /**
  * Jobs, posts and the webhook outbox behind the API, on whichever database the app runs

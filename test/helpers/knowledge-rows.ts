@@ -1,7 +1,7 @@
-import { asc, count, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import * as sqliteSchema from '../../src/db/schema.js';
+import { asc, count, eq } from '../../src/db/orm.js';
 
 /**
  * Knowledge rows behind the API, on whichever database the app runs (SQLite, or PostgreSQL with

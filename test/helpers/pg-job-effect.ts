@@ -1,8 +1,8 @@
 // The site and the marks (see job-effect.ts) of test/jobs/postgres-queue.test.ts, its worker
 // processes and test/jobs/postgres-loop.test.ts, on PostgreSQL.
-import { count, eq } from 'drizzle-orm';
 import { jobs, sites } from '../../src/db/pg-schema.js';
 import type { PgExecutor } from '../../src/db/postgres.js';
+import { count, eq } from '../../src/db/orm.js';
 
 export const SITE_ID = 'site-1';
 

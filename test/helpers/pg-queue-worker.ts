@@ -9,12 +9,12 @@
 // progress, keeping those jobs: the test kills it then, certain that it dies holding leases.
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, inArray, notInArray } from 'drizzle-orm';
 import { jobs } from '../../src/db/pg-schema.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { postgresStores } from '../../src/stores/postgres.js';
 import { EFFECT, MARKS, markSteps } from './job-effect.js';
 import { SITE_ID } from './pg-job-effect.js';
+import { and, inArray, notInArray } from '../../src/db/orm.js';
 
 const CLAIM_LIMIT = 4;
 const IDLE_POLL_MS = 50;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { asc } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
@@ -23,6 +22,7 @@ import type { ObjectStore } from '../../src/knowledge/storage.js';
 import { SiteStorageUsage, storageUsage } from '../../src/knowledge/usage.js';
 import { bothDatabases, type Databases } from '../helpers/both-databases.js';
 import { postgresTests } from '../helpers/postgres.js';
+import { asc } from '../../src/db/orm.js';
 
 // The idempotency store (src/idempotency/store.ts) and the knowledge stores on PostgreSQL
 // (src/knowledge/postgres.ts answering files.ts and usage.ts) beside SQLite's: the same scenario played on both

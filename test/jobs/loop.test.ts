@@ -1,4 +1,3 @@
-import { count, eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { openDatabase, type DbHandle } from '../../src/db/sqlite.js';
 import { jobs } from '../../src/db/schema.js';
@@ -8,6 +7,7 @@ import { createSite } from '../helpers/sites.js';
 import { sqliteStores } from '../../src/stores/sqlite.js';
 import { tempDataDir, waitFor } from '../helpers/app.js';
 import { EFFECT, MARKS, SETTLED, markSteps } from '../helpers/job-effect.js';
+import { count, eq } from '../../src/db/orm.js';
 
 // The queue and loop are tested with a kind of job of this test's own, which knows nothing of
 // posts: its effect is a row written in the transaction that marks the job succeeded.

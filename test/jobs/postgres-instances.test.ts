@@ -5,12 +5,12 @@
  * tasks once their leases expire: none lost, none doubled.
  */
 import os from 'node:os';
-import { and, eq, inArray, like } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs } from '../../src/db/pg-schema.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { BOOTSTRAP_KEY, startService, tempDataDir, waitFor, type Service } from '../helpers/app.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
+import { and, eq, inArray, like } from '../../src/db/orm.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, eq, inArray } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs } from '../../src/db/pg-schema.js';
 import { JobLoop, type JobHandler, type JobLoopOptions } from '../../src/jobs/loop.js';
@@ -9,6 +8,7 @@ import { EFFECT, MARKS, SETTLED, markSteps } from '../helpers/job-effect.js';
 import { insertSite, markCount, SITE_ID } from '../helpers/pg-job-effect.js';
 import { waitFor } from '../helpers/app.js';
 import { canControlPostgres, openTestPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { and, count, eq, inArray } from '../../src/db/orm.js';
 
 // The job loop over PostgreSQL's queue: the same rules as over SQLite's (test/jobs/loop.test.ts),
 // several loops on one database, and a database that goes away and comes back.

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { jobs } from '../../src/db/pg-schema.js';
 import { postgresStepDatabase } from '../../src/db/postgres-steps.js';
@@ -10,6 +9,7 @@ import { EFFECT, MARKS, markSteps } from '../helpers/job-effect.js';
 import { insertSite, markCount, SITE_ID } from '../helpers/pg-job-effect.js';
 import { nodeArgs } from '../helpers/built.js';
 import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
+import { and, count, eq, inArray, sql } from '../../src/db/orm.js';
 
 // The job queue on PostgreSQL, tested against a throwaway PostgreSQL: its rules
 // (test/jobs/loop.test.ts tests them on SQLite through the loop), then what only a database

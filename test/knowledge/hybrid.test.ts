@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { startFakeEmbeddings, type FakeEmbeddings } from '../../bench/fake-embeddings.mjs';
 import { ConfigError, loadConfig, type Config } from '../../src/config.js';
@@ -11,6 +10,7 @@ import { unitVector } from '../../src/knowledge/embedder.js';
 import { fuseRankings } from '../../src/knowledge/hybrid.js';
 import { SQLITE_ONLY, buildTestApp, startApp, startService, tempDataDir, waitFor, type TestApp } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
+import { sql } from '../../src/db/orm.js';
 
 // Hybrid retrieval (OLLAMA_EMBED_MODEL): chunks embedded by a job of their own loop, against a
 // fake Ollama whose vectors make paraphrases close (bench/fake-embeddings.mjs), and search

@@ -6,7 +6,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { asc, eq, sql } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import t, { type Test } from 'tap';
 import { FILES, QUERIES, TOP, firstRelevant, retrievalFigures } from '../../bench/retrieval-set.mjs';
@@ -23,6 +22,7 @@ import { BOOTSTRAP_KEY, fixturesDir, startApp, tempDataDir, testConfig, waitFor 
 import { multipart } from '../helpers/multipart.js';
 import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 import { startS3 } from '../helpers/s3.js';
+import { asc, eq, sql } from '../../src/db/orm.js';
 
 const fixture = (relative: string) => fs.readFileSync(path.join(fixturesDir, relative));
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { FILES, QUERIES, TOP, firstRelevant, retrievalFigures } from '../../bench/retrieval-set.mjs';
 import { openDatabase, type Db } from '../../src/db/sqlite.js';
@@ -17,6 +16,7 @@ import { postgresStores } from '../../src/stores/postgres.js';
 import { sqliteStores } from '../../src/stores/sqlite.js';
 import { fixturesDir, tempDataDir } from '../helpers/app.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
+import { sql } from '../../src/db/orm.js';
 
 // Knowledge search on PostgreSQL (src/knowledge/postgres.ts) beside SQLite's: the same
 // files are written to both databases, as the indexer writes them, and every query is asked

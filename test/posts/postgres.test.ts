@@ -1,4 +1,3 @@
-import { and, count, countDistinct, eq, sql } from 'drizzle-orm';
 import pg from 'pg';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
@@ -17,6 +16,7 @@ import { postResource } from '../../src/posts/view.js';
 import type { Stores } from '../../src/stores/index.js';
 import { tempDataDir } from '../helpers/app.js';
 import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
+import { and, count, countDistinct, eq, sql } from '../../src/db/orm.js';
 
 /** The posts of a list page (its JSON, as the API sends it). */
 const listed = (json: RawJson) => JSON.parse(json.text) as { id: string; slug: string; title: string; createdAt: string }[];

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import { openDatabase } from '../../src/db/sqlite.js';
 import * as pgSchema from '../../src/db/pg-schema.js';
@@ -19,6 +18,7 @@ import { postgresAdapters, postgresStores } from '../../src/stores/postgres.js';
 import { sqliteStores } from '../../src/stores/sqlite.js';
 import { tempDataDir } from '../helpers/app.js';
 import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
+import { eq } from '../../src/db/orm.js';
 
 // Sites, API keys, settings (the sites store over each database's adapter) and the public
 // site's queries on PostgreSQL (pg-public.ts) against SQLite's: the same operations with the same clock give

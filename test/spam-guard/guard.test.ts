@@ -3,13 +3,13 @@
  * an ordinary submission passing, on SQLite; replays across two guards sharing the database.
  */
 import t, { type Test } from 'tap';
-import { sql } from 'drizzle-orm';
 import { openDatabase } from '../../src/db/sqlite.js';
 import { sqliteStepDatabase } from '../../src/db/sqlite-steps.js';
 import { SpamGuard, type SpamGuardOptions, type Submission } from '../../src/spam-guard/guard.js';
 import { sqliteAdapters } from '../../src/stores/sqlite.js';
 import { tempDataDir } from '../helpers/app.js';
 import { solve } from './helpers.js';
+import { sql } from '../../src/db/orm.js';
 
 const SITE = 'site-1';
 

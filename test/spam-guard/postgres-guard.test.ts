@@ -3,13 +3,13 @@
  * for both, a challenge answered on one is a replay on the other (also when both see it at
  * once), and a client's window counts its submissions to either.
  */
-import { sql } from 'drizzle-orm';
 import t from 'tap';
 import { postgresStepDatabase } from '../../src/db/postgres-steps.js';
 import { SpamGuard, type Submission } from '../../src/spam-guard/guard.js';
 import { postgresAdapters } from '../../src/stores/postgres.js';
 import { openTestPostgres, postgresTests, startPostgres } from '../helpers/postgres.js';
 import { solve } from './helpers.js';
+import { sql } from '../../src/db/orm.js';
 
 t.setTimeout(300_000);
 

@@ -1,4 +1,3 @@
-import { eq } from 'drizzle-orm';
 import t, { type Test } from 'tap';
 import * as pgSchema from '../../src/db/pg-schema.js';
 import { openPostgres, type PostgresHandle } from '../../src/db/postgres.js';
@@ -15,6 +14,7 @@ import type { AttemptResult } from '../../src/webhooks/sender.js';
 import type { WebhookRow } from '../../src/webhooks/store.js';
 import { bothDatabases, type Databases } from '../helpers/both-databases.js';
 import { postgresTests } from '../helpers/postgres.js';
+import { eq } from '../../src/db/orm.js';
 
 // The webhook store (src/webhooks/store.ts) over SQLite's adapter and over PostgreSQL's: the
 // same scenario played on both databases, with the same clock and jitter, must tell the same;
