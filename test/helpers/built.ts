@@ -7,7 +7,7 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /**
  * The compiled form of a project file that a test runs as a process of its own: `src/server.ts`
  * gives dist/src/server.js. Compiled before the tests by .taprc's `before`
- * (scripts/build-for-tests.mjs, tsconfig.test-build.json), so that a child starts as the
+ * (scripts/build-for-tests.mjs, the same build as `npm run build`), so that a child starts as the
  * service does in production, in about a second, instead of compiling every module again
  * through the TypeScript loader the test files run under (several seconds per process).
  */
