@@ -21,6 +21,7 @@
 import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
+import { STOPWORDS } from '../text/stopwords.js';
 import { narrowerByLevel, nounSenses, sameMeaningTerms, usageCount } from '../text/wordnet.js';
 import { lightStem, parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
@@ -110,6 +111,12 @@ export interface TopicProfile {
   core: TopicProfile | null;
   /** The particular nouns right before a generic head, which give it its subject ("tomato" in "potted tomato plants"). */
   headModifiers: TopicTerm[];
+  /**
+   * The words right before the head that say which one the topic means: its nouns ("water" in
+   * "water safety", "release" in "release planning") and, before a generic head, its particular
+   * adjectives ("indoor plants"). A document about the topic names each beside the head.
+   */
+  headQualifiers: TopicTerm[];
 }
 
 /** The two subjects of "A and B (in C)": "A in C" and "B in C"; none when the topic has no such "and". */
@@ -231,7 +238,7 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     }
   }
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged), headModifiers: modifiersOfHead(terms, tagged) };
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged), headModifiers: modifiersOfHead(terms, tagged), headQualifiers: qualifiersOfHead(terms, tagged, joined) };
 }
 
 const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
@@ -316,7 +323,7 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
 
 /** A profile of some of a topic's terms alone (no alternatives, no core). */
 function termsOnly(terms: TopicTerm[]): TopicProfile {
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null, headModifiers: [] };
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null, headModifiers: [], headQualifiers: [] };
 }
 
 /** The particular nouns of the run of nouns ending at a generic head ("tomato" in "potted tomato plants"). */
@@ -331,6 +338,39 @@ function modifiersOfHead(terms: readonly TopicTerm[], tagged: readonly TaggedWor
     if (term && term.noun && !term.generic && !term.weak) modifiers.push(term);
   }
   return modifiers;
+}
+
+/**
+ * The words of the run of nouns and adjectives ending at the head that say which one it is:
+ * its nouns, and its particular adjectives when the head is generic ("indoor plants"; "new" or
+ * "better" qualify nothing in particular). A compound WordNet knows ("rain barrel") goes by its
+ * own synonyms ("water butt"), so its first word is not asked for beside the head.
+ */
+function qualifiersOfHead(terms: readonly TopicTerm[], tagged: readonly TaggedWord[], joined: ReadonlyMap<string, string>): TopicTerm[] {
+  const head = terms.find((term) => term.head);
+  // The English tagger's reading of a Spanish or German topic says nothing about which word qualifies which.
+  if (!head || head.stems.length > 1 || !head.noun || !mostlyEnglish(tagged)) return [];
+  const at = tagged.findIndex((word) => stemsOf(word.text)[0] === head.stems[0]);
+  const compound = [...joined.entries()].find(([last]) => stemsOf(last)[0] === head.stems[0])?.[1];
+  const qualifiers: TopicTerm[] = [];
+  for (let i = at - 1; i >= 0 && ['NOUN', 'PROPN', 'ADJ'].includes(tagged[i]!.pos); i--) {
+    const word = tagged[i]!;
+    if (FRAMING.has(word.lemma) || FRAMING.has(word.text.toLowerCase())) break;
+    const [stem] = stemsOf(word.text);
+    if (compound !== undefined && i === at - 1 && stemsOf(compound.split(' ')[0]!)[0] === stem) continue;
+    const term = terms.find((t) => t.stems.length === 1 && t.stems[0] === stem);
+    if (!term || term.weak) continue;
+    // Before a generic head, its particular nouns are its subject (headModifiers), not a sense to tell apart.
+    if (term.adjective ? head.generic && !term.generic : term.noun && !head.generic) qualifiers.push(term);
+  }
+  return qualifiers;
+}
+
+/** Three words in four are English ones: stopwords, or words WordNet knows (any inflection). */
+function mostlyEnglish(tagged: readonly TaggedWord[]): boolean {
+  const words = tagged.map((word) => word.text.toLowerCase()).filter((word) => /^\p{L}+$/u.test(word));
+  const known = words.filter((word) => STOPWORDS.has(word) || usageCount(word) > 0 || usageCount(lightStem(word)) > 0 || nounSenses(word).length > 0);
+  return known.length >= words.length * 0.75;
 }
 
 function coreOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicProfile | null {
@@ -360,19 +400,25 @@ export interface MatchUnit {
   structural?: boolean;
   /** Stems of the words not tagged as verbs. */
   nouns(): ReadonlySet<string>;
+  /** Stems of the words tagged as nouns (not adjectives: "free" advice is no kind of release). */
+  properNouns(): ReadonlySet<string>;
 }
 
 /** `checkNouns` false: every word counts as a noun (headings, too short to tag reliably). */
 export function matchUnit(text: string, checkNouns = true): MatchUnit {
   const stems = stemsOf(text);
-  let nouns: ReadonlySet<string> | null = checkNouns ? null : new Set(stems);
+  let tagged: NounSets | null = checkNouns ? null : { nouns: new Set(stems), properNouns: new Set(stems) };
   return {
     text,
     stems,
     structural: !checkNouns,
     nouns() {
-      nouns ??= new Set(tagWords(text).filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text)));
-      return nouns;
+      tagged ??= nounSets(tagWords(text));
+      return tagged.nouns;
+    },
+    properNouns() {
+      tagged ??= nounSets(tagWords(text));
+      return tagged.properNouns;
     },
   };
 }
@@ -406,7 +452,7 @@ function namesKindOf(unit: MatchUnit, term: TopicTerm): boolean {
     if (!candidates) continue;
     for (const sequence of candidates) {
       if (!sequence.every((s, k) => unit.stems[i + k] === s)) continue;
-      if (sequence.length > 1 || (unit.nouns().has(sequence[0]!) && !inOtherCompound(unit, i))) return true;
+      if (sequence.length > 1 || (unit.properNouns().has(sequence[0]!) && !inOtherCompound(unit, i))) return true;
     }
   }
   return false;
@@ -455,17 +501,30 @@ export function analysePassage(text: string): AnalysedUnit[] {
   };
   return parsePassage(text).map((unit) => {
     const stems = stemsOf(unit.text);
-    const all = unit.kind === 'heading' ? new Set(stems) : null;
-    const analysed: AnalysedUnit = { ...unit, stems, structural: unit.kind === 'heading', nouns: () => all ?? (nounCache.get(analysed) ?? tagNouns([analysed])[0]!), trailUnits: unit.trail.map(headingUnit) };
+    const all = unit.kind === 'heading' ? { nouns: new Set(stems), properNouns: new Set(stems) } : null;
+    const sets = () => all ?? nounCache.get(analysed) ?? tagNouns([analysed])[0]!;
+    const analysed: AnalysedUnit = { ...unit, stems, structural: unit.kind === 'heading', nouns: () => sets().nouns, properNouns: () => sets().properNouns, trailUnits: unit.trail.map(headingUnit) };
     return analysed;
   });
 }
 
-const nounCache = new WeakMap<AnalysedUnit, ReadonlySet<string>>();
+interface NounSets {
+  nouns: ReadonlySet<string>;
+  properNouns: ReadonlySet<string>;
+}
+
+function nounSets(words: readonly TaggedWord[]): NounSets {
+  return {
+    nouns: new Set(words.filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text))),
+    properNouns: new Set(words.filter((w) => w.pos === 'NOUN' || w.pos === 'PROPN').flatMap((w) => stemsOf(w.text))),
+  };
+}
+
+const nounCache = new WeakMap<AnalysedUnit, NounSets>();
 
 /** Tags units in one pass of the tagger and remembers which of their words are used as nouns. */
-function tagNouns(units: readonly AnalysedUnit[]): ReadonlySet<string>[] {
-  const sets = tagMany(units.map((u) => u.text)).map((words) => new Set(words.filter((w) => !WEAK_POS.has(w.pos)).flatMap((w) => stemsOf(w.text))));
+function tagNouns(units: readonly AnalysedUnit[]): NounSets[] {
+  const sets = tagMany(units.map((u) => u.text)).map(nounSets);
   units.forEach((unit, i) => nounCache.set(unit, sets[i]!));
   return sets;
 }
@@ -656,6 +715,11 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // walking boots last longer", "naturally leavened") only qualifies it.
   const nouns = profile.terms.filter((term) => term.noun && !term.generic && !term.weak && !term.adjective && term.weight >= 1);
   if (head && (judgement.head === 'itself' || judgement.head === 'kind') && judgement.headInStructure && nouns.includes(head) && nouns.every((term) => all.some((unit) => names(unit, term)))) judgement.relevant = true;
+  // Where the document names the head, the words saying which one the topic means are named
+  // with it: in the same sentence, row or heading, or in a title or heading above it ("the chain"
+  // in a bicycle guide). A knife guide's "Safety" section, with a "sink of soapy water" under it,
+  // is not about water safety. (Rare words and names, below, have no other sense to tell apart.)
+  if (head && !qualifiedHead(head, profile.headQualifiers, title, units)) judgement.relevant = false;
   // Two rare words of the topic, most of those it has ("self-assessment" and "self-employed"),
   // named beside its head, name a particular subject as a name does.
   const rareTerms = profile.terms.filter((term) => term.rare);
@@ -672,6 +736,24 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // a document not naming them is about other plants.
   if (head?.generic && profile.headModifiers.some((term) => !all.some((unit) => names(unit, term)))) judgement.relevant = false;
   return judgement;
+}
+
+/**
+ * False when the document names the head (itself or a kind of it) but never with all of its
+ * qualifiers: each in the same unit as the head, or in the title or a heading above that unit.
+ */
+function qualifiedHead(head: TopicTerm, qualifiers: readonly TopicTerm[], title: MatchUnit, units: readonly AnalysedUnit[]): boolean {
+  if (qualifiers.length === 0) return true;
+  // Each unit naming the head, with the title and headings it sits under.
+  const contexts: { unit: MatchUnit; above: readonly MatchUnit[] }[] = [{ unit: title, above: [] }];
+  for (const unit of units) {
+    contexts.push({ unit, above: [title, ...unit.trailUnits.filter((heading) => heading.text !== unit.text)] });
+    unit.trailUnits.forEach((heading, i) => contexts.push({ unit: heading, above: [title, ...unit.trailUnits.slice(0, i)] }));
+  }
+  const naming = contexts.filter(({ unit }) => names(unit, head));
+  // Only the qualifiers the document names somewhere: named apart from the head, they name something else.
+  const named = qualifiers.filter((term) => term.adjective || contexts.some(({ unit }) => names(unit, term)));
+  return naming.length === 0 || naming.some(({ unit, above }) => named.every((term) => names(unit, term) || above.some((heading) => names(heading, term))));
 }
 
 /** The term in the title or a heading, or in HEAD_MENTIONS sentences. */

@@ -52,3 +52,45 @@ t.test('a title naming a kind of the head, every particular noun of the topic na
   const sourdough = document('sourdough-baking.md', 5.5);
   t.same(drawn('Making naturally leavened bread', [sourdough, document('home-energy-saving.doc', 2.4)]), ['sourdough-baking.md']);
 });
+
+const note = (name: string, score: number, text: string): Passage => ({ fileId: name, fileName: name, score, text });
+
+t.test('a kind of the topic counts where it is used as a noun', async (t) => {
+  // "free" is a kind of release (a liberation) only as a noun: "free advice" names none.
+  const advice = note(
+    'debt-advice.md',
+    4,
+    '# Getting out of debt\n\nA free advice service can look at your debts with you. They help you find a repayment plan you can keep to, and they negotiate with lenders.\n\nA plan written down is easier to follow than one in your head.',
+  );
+  t.same(drawn('Release planning for a mobile app', [advice]), []);
+  const notes = note('release-checklist.md', 6, '# Release checklist\n\nEvery release of the app follows the same plan. The release plan lists the features frozen, the test days and the store review.');
+  t.same(drawn('Release planning for a mobile app', [notes, advice]), ['release-checklist.md'], 'a document naming the release itself still is');
+});
+
+t.test('the words saying which one the head means are named with it', async (t) => {
+  t.same(topicProfile('Fire safety in a rented flat').headQualifiers.map((term) => term.stems.join(' ')), ['fire']);
+  t.same(topicProfile('Indoor plants for a dark room').headQualifiers.map((term) => term.stems.join(' ')), ['indoor'], 'a particular adjective before a generic head');
+  t.same(topicProfile('Tips for better sleep at home').headQualifiers, [], 'none for a head with no modifier');
+  t.same(topicProfile('Setting up a rain barrel for a small vegetable garden').headQualifiers, [], 'a compound WordNet knows goes by its synonyms');
+  t.same(topicProfile('Brot backen mit Hefe').headQualifiers, [], 'nor for a topic in another language');
+  // The head ("safety") and the qualifier ("fire") both named, but apart: a section on safe
+  // climbing that mentions a camp fire is not about fire safety.
+  const climbing = note(
+    'climbing-basics.md',
+    5,
+    '# Climbing basics\n\n## Safety\n\nCheck your harness buckles and your partner\'s knot before every climb. Safety comes before the summit.\n\n## Evenings\n\nAt the hut, dry your ropes well away from the fire and the stove.',
+  );
+  const alarms = note('smoke-alarms.md', 6, '# Fire safety for tenants\n\nFit a smoke alarm on every floor. Fire safety in a flat starts with a tested alarm and a clear way out.');
+  t.same(drawn('Fire safety in a rented flat', [alarms, climbing]), ['smoke-alarms.md']);
+  // Under a title naming the qualifier, a sentence naming the head is qualified by it.
+  const guide = note('fire-guide.md', 6, '# Fire at home\n\n## Alarms in a rented flat\n\nSafety in a flat starts with an alarm on every floor. Your landlord fits it and you test it monthly: safety is a habit.');
+  t.same(drawn('Fire safety in a rented flat', [guide]), ['fire-guide.md']);
+  // A particular adjective before a generic head: plants in a greenhouse, and an indoor dog in
+  // a dark room, are not indoor plants.
+  const greenhouse = note(
+    'greenhouse-notes.md',
+    5,
+    '# Greenhouse notes\n\nThe plants in our greenhouse grow slowly but steadily. We water the plants twice a week.\n\nOur indoor dog sleeps all day in the dark room next to it.',
+  );
+  t.same(drawn('Indoor plants for a dark room', [greenhouse]), []);
+});
