@@ -63,6 +63,19 @@ const readAll = (raw: Readable, events: string[], to: string) =>
     raw.on('error', reject);
   });
 
+/**
+ * A deliver that tells in `events` when each message begins and when its data ends (read to the
+ * end, as Nodemailer would); `before` runs first for each recipient (a refusal throws there).
+ */
+const recordingDeliver =
+  (events: string[], before: (to: string) => void = () => {}): DeliverMail =>
+  async ({ envelope, raw }) => {
+    const to = envelope.to[0]!.replace(/@.*/, '').replace('r', 's');
+    events.push(`deliver ${to}`);
+    before(to);
+    await readAll(raw, events, to);
+  };
+
 /** Lets the event loop turn until `done()` holds; fails the test (instead of hanging) if it never does. */
 async function until(t: Test, done: () => boolean, what: string): Promise<void> {
   for (let turns = 0; turns < 10_000 && !done(); turns++) await new Promise((resolve) => setImmediate(resolve));
@@ -77,11 +90,7 @@ const settleTurns = async () => {
 t.test("a message's end of data waits for the record of the one before it to commit", async (t) => {
   const events: string[] = [];
   const { store, commitNext } = slowStore(recipientsOf(4), events);
-  const deliver: DeliverMail = async ({ envelope, raw }) => {
-    const to = envelope.to[0]!.replace(/@.*/, '').replace('r', 's');
-    events.push(`deliver ${to}`);
-    await readAll(raw, events, to);
-  };
+  const deliver = recordingDeliver(events);
   const sending = run(store, deliver);
   for (let i = 0; i < 4; i++) {
     await until(t, () => events.includes(`record s${i} sent`), `record s${i}`);
@@ -103,13 +112,10 @@ t.test("a message's end of data waits for the record of the one before it to com
 t.test('a refused message is recorded after the record before it, one record at a time', async (t) => {
   const events: string[] = [];
   const { store, commitNext } = slowStore(recipientsOf(3), events);
-  const deliver: DeliverMail = async ({ envelope, raw }) => {
-    const to = envelope.to[0]!.replace(/@.*/, '').replace('r', 's');
-    events.push(`deliver ${to}`);
+  const deliver = recordingDeliver(events, (to) => {
     // Refused at RCPT TO: no data is read.
     if (to === 's1') throw Object.assign(new Error('No such user'), { responseCode: 550 });
-    await readAll(raw, events, to);
-  };
+  });
   const sending = run(store, deliver);
   await until(t, () => events.includes('deliver s1'), 'deliver s1 while record s0 is uncommitted');
   await settleTurns();
@@ -130,12 +136,7 @@ t.test('a refused message is recorded after the record before it, one record at 
 t.test('a record that fails leaves the next message unended, and the send fails with it', async (t) => {
   const events: string[] = [];
   const { store, commitNext } = slowStore(recipientsOf(3), events, 's0');
-  const deliver: DeliverMail = async ({ envelope, raw }) => {
-    const to = envelope.to[0]!.replace(/@.*/, '').replace('r', 's');
-    events.push(`deliver ${to}`);
-    setImmediate(() => commitNext());
-    await readAll(raw, events, to);
-  };
+  const deliver = recordingDeliver(events, () => setImmediate(() => commitNext()));
   await t.rejects(run(store, deliver), { message: 'the database went away' });
   t.same(events, ['deliver s0', 'data ended s0', 'record s0 sent', 'deliver s1'], 's1 never ended, s2 never begun');
 });
