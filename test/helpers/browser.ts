@@ -60,8 +60,12 @@ export async function openBrowser(t: Test, ctx: TestApp): Promise<Browser> {
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('requestfailed', (request) => {
     // A fetch still running when the page moves on (a click to the next screen) is cancelled by
-    // the browser itself: net::ERR_ABORTED, not a failure of the service.
-    if (request.failure()?.errorText === 'net::ERR_ABORTED' && ['fetch', 'xhr'].includes(request.resourceType())) return;
+    // the browser itself: net::ERR_ABORTED, not a failure of the service. So is whatever a frame
+    // (the editor's preview) is still loading, its page or its style sheet, when the page is left
+    // or the preview reloads.
+    const cancelled = request.failure()?.errorText === 'net::ERR_ABORTED';
+    if (cancelled && ['fetch', 'xhr'].includes(request.resourceType())) return;
+    if (cancelled && request.frame() !== page.mainFrame()) return;
     problems.push(`request failed: ${request.url()} (${request.failure()?.errorText})`);
   });
   page.on('request', (request) => requests.push(request.url()));
