@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { JobLoop, jobLoopOptions, systemClock, type Clock } from '../src/jobs/loop.js';
 import { confirmationMessage } from '../src/newsletters/message.js';
-import { newsletterSendHandler, pooledSmtp, RateLimiter, type NewsletterSource } from '../src/newsletters/sender.js';
+import { newsletterSendHandler, RateLimiter, type NewsletterSource } from '../src/newsletters/sender.js';
+import { smtpSession } from '../src/newsletters/smtp-session.js';
 import { NEWSLETTER_SEND, type NewsletterStore } from '../src/newsletters/store.js';
 
 declare module 'fastify' {
@@ -43,7 +44,7 @@ export default fp(
         yield* app.mail.enqueueSteps(site.id, confirmationMessage(site, app.publicPages.view(site, ''), email, token));
       },
     });
-    const smtp = app.config.mail ? pooledSmtp(app.config.mail) : null;
+    const smtp = app.config.mail ? smtpSession(app.config.mail) : null;
     const source: NewsletterSource = {
       async load(siteId, postId) {
         const row = await app.posts.get(siteId, postId).catch(() => null);

@@ -1,10 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
-import nodemailer from 'nodemailer';
 import type { Site } from '../db/schema.js';
 import type { JobHandler } from '../jobs/loop.js';
 import { classifySendError } from '../mail/rules.js';
-import { smtpOptions } from '../mail/transport.js';
-import type { MailConfig } from '../config.js';
 import type { PublicPost, PublicSite } from '../public-site/types.js';
 import { fromHeader, newsletterTemplate } from './message.js';
 import { composeNewsletter, newsletterMail, type ComposedNewsletter, type RawMail } from './mime.js';
@@ -14,7 +11,7 @@ import type { NewsletterRecipientRow } from './rules.js';
 /*
  * The job that mails a post's newsletter: it claims the send's recipients in batches and
  * sends one message per recipient (the post rendered and composed once, each message spliced
- * from it: mime.ts), one SMTP transaction at a time over a pooled connection, recording each
+ * from it: mime.ts), one SMTP transaction at a time over one connection (smtp-session.ts), recording each
  * outcome as soon as the server has answered. The record of one message is written while the
  * next one's transaction runs, but that message's end of data waits for the record to commit
  * (endingAfter): a process killed mid-send leaves at most the recipient of the transaction in
@@ -45,17 +42,6 @@ export interface OutgoingMail {
 
 /** One message out, the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
 export type DeliverMail = (mail: OutgoingMail) => Promise<void>;
-
-/** Nodemailer over SMTP_URL, one pooled connection kept open across a send's messages. */
-export function pooledSmtp(config: MailConfig): { deliver: DeliverMail; close(): void } {
-  const transporter = nodemailer.createTransport({ ...smtpOptions(config.smtpUrl), pool: true, maxConnections: 1, maxMessages: Infinity });
-  return {
-    deliver: async ({ envelope, raw }) => {
-      await transporter.sendMail({ envelope, raw });
-    },
-    close: () => transporter.close(),
-  };
-}
 
 /**
  * A message's raw MIME as a stream that gives it, and ends, only once `after` has resolved.

@@ -3,9 +3,10 @@ import t, { type Test } from 'tap';
 import type { Site } from '../../src/db/schema.js';
 import { composeNewsletter, newsletterMail } from '../../src/newsletters/mime.js';
 import type { NewsletterRecipientRow } from '../../src/newsletters/rules.js';
-import { endingAfter, newsletterSendHandler, pooledSmtp, RateLimiter, type DeliverMail } from '../../src/newsletters/sender.js';
+import { endingAfter, newsletterSendHandler, RateLimiter, type DeliverMail } from '../../src/newsletters/sender.js';
 import type { NewsletterStore, RecipientOutcome } from '../../src/newsletters/store.js';
 import type { PublicPost, PublicSite } from '../../src/public-site/types.js';
+import { smtpSession } from '../../src/newsletters/smtp-session.js';
 import { startMailbox } from '../helpers/smtp.js';
 
 // The record of one message is written while the next message's transaction runs, but that
@@ -143,7 +144,7 @@ t.test('a record that fails leaves the next message unended, and the send fails 
 
 t.test('over SMTP, a message whose stream fails is never accepted; the connection goes on', async (t) => {
   const mailbox = await startMailbox(t);
-  const smtp = pooledSmtp({ smtpUrl: mailbox.url, from: 'news@example.com' } as never);
+  const smtp = smtpSession({ smtpUrl: mailbox.url, from: 'news@example.com' } as never);
   t.teardown(() => smtp.close());
   const composed = await composeNewsletter({ subject: 'S', text: 'Hello.', html: '<p>Hello.</p>' } as never, { name: 'N', address: 'news@example.com' });
   const message = (to: string) => newsletterMail(composed, view, to, 'tok');
