@@ -391,7 +391,8 @@ async function runSetup(kind) {
   dbEnv = { ...dbEnv, SMTP_URL: smtp.url };
   // Every server preloads the memory probe: its memory parts go to probeDir/<pid>.jsonl.
   const probeDir = tempDir('blog-soak-memory-');
-  const probeEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${path.join(BENCH_DIR, 'memory-probe.mjs')}`.trim(), MEMORY_PROBE_DIR: probeDir, MEMORY_PROBE_EVERY_MS: String(PROBE_MS) };
+  // The young generation capped as `npm start` and the Dockerfile run the service.
+  const probeEnv = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=16 --import=${path.join(BENCH_DIR, 'memory-probe.mjs')}`.trim(), MEMORY_PROBE_DIR: probeDir, MEMORY_PROBE_EVERY_MS: String(PROBE_MS) };
   const mailOutages = []; // { from, to }: kept apart from the outages that allow 503s
 
   const launch = async (inst) => {
