@@ -21,7 +21,9 @@
 //
 // Options: --json prints only the figures as JSON on stdout (the rest goes to stderr);
 //          --only <kind> runs the topics of one kind; --set first|second runs one set;
-//          --show-held-out prints the held-out topics' lines too.
+//          --show-held-out prints the held-out topics' lines too;
+//          --explain <text> prints, for each topic containing the text, the topic's terms and
+//          how each retrieved document was judged (explainGrounding).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,7 +36,7 @@ const { TARGETS, groundingFigures } = firstSet;
 
 
 function parseArgs(argv) {
-  const options = { json: false, only: null, set: null, showHeldOut: false };
+  const options = { json: false, only: null, set: null, showHeldOut: false, explain: null };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') options.json = true;
@@ -42,7 +44,8 @@ function parseArgs(argv) {
     else if (arg.startsWith('--only=')) options.only = arg.slice('--only='.length);
     else if (arg === '--set') options.set = argv[++i] ?? null;
     else if (arg === '--show-held-out') options.showHeldOut = true;
-    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>, --set first|second, --show-held-out)`);
+    else if (arg === '--explain') options.explain = (argv[++i] ?? '').toLowerCase();
+    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>, --set first|second, --show-held-out, --explain <text>)`);
   }
   const kinds = new Set([...firstSet.KINDS, ...secondSet.KINDS]);
   if (options.only !== null && !kinds.has(options.only)) throw new Error(`--only takes one of ${[...kinds].join(', ')}`);
@@ -120,8 +123,17 @@ function printTopics(results) {
   }
 }
 
+/** --explain: the topic's terms and each retrieved document's judgement. */
+function explain(req, explainGrounding) {
+  const { profile, judgements } = explainGrounding(req.topic, req.passages);
+  const flags = (term) => Object.entries(term).filter(([, value]) => value === true).map(([key]) => key).join(' ');
+  console.log(`\nexplain "${req.topic}": ${profile.terms.map((term) => `${term.stems.join(' ')} [${flags(term)} w${term.weight}]`).join(', ')}`);
+  if (profile.headQualifiers?.length) console.log(`  head qualifiers: ${profile.headQualifiers.map((term) => term.stems.join(' ')).join(', ')}`);
+  for (const { fileName, ...judgement } of judgements) console.log(`  ${fileName}: ${JSON.stringify(judgement)}`);
+}
+
 /** Measures one set on a site of its own: every part's figures, and both parts together. */
-async function measureSet(set, writeGroundedPost, passagesToGroundOn) {
+async function measureSet(set, writeGroundedPost, passagesToGroundOn, explainGrounding) {
   const apiKey = makeApiKey();
   const { app, close } = await buildApp(tempDir(`blog-bench-grounding-${set.name}-`), { env: { BOOTSTRAP_API_KEY: apiKey, GENERATOR: 'builtin' } });
   try {
@@ -136,6 +148,7 @@ async function measureSet(set, writeGroundedPost, passagesToGroundOn) {
       model: 'builtin',
       async generate(req) {
         drawn = new Set(passagesToGroundOn(req).map((passage) => passage.fileName));
+        if (options.explain && req.topic.toLowerCase().includes(options.explain)) explain(req, explainGrounding);
         return { post: { title: req.topic, description: '', category: 'x', tags: [], content: '' }, provider: 'builtin', model: 'builtin' };
       },
     };
@@ -168,11 +181,11 @@ async function measureSet(set, writeGroundedPost, passagesToGroundOn) {
 
 await runBench('bench/grounding', async () => {
   const { writeGroundedPost } = await dist('src/generation/grounded.js');
-  const { passagesToGroundOn } = await dist('src/generation/relevance.js');
+  const { passagesToGroundOn, explainGrounding } = await dist('src/generation/relevance.js');
 
   const measured = {};
   for (const set of SETS.filter((set) => options.set === null || options.set === set.name)) {
-    measured[set.name] = await measureSet(set, writeGroundedPost, passagesToGroundOn);
+    measured[set.name] = await measureSet(set, writeGroundedPost, passagesToGroundOn, explainGrounding);
   }
 
   const targets = [];

@@ -22,7 +22,7 @@ import { queryTerms } from '../knowledge/search.js';
 import { nounModifiers, nounPhrases } from '../text/phrases.js';
 import { tagMany, tagWords, type TaggedWord } from '../text/nlp.js';
 import { STOPWORDS } from '../text/stopwords.js';
-import { narrowerByLevel, nounSenses, sameMeaningTerms, usageCount } from '../text/wordnet.js';
+import { narrowerByLevel, nounSenses, sameMeaningTerms, usageByPart, usageCount } from '../text/wordnet.js';
 import { lightStem, parsePassage, sentenceKey, stemsOf, wordsOf, type SourceUnit } from './sources.js';
 import type { GenerationRequest, Passage } from './types.js';
 
@@ -117,6 +117,12 @@ export interface TopicProfile {
    * adjectives ("indoor plants"). A document about the topic names each beside the head.
    */
   headQualifiers: TopicTerm[];
+  /**
+   * The particular thing the topic does, when it opens with it ("watering" potted plants, "when
+   * should I replace" a chain): a verb used less than GENERIC_USAGE times as a verb in WordNet's
+   * corpus. "Keeping", "making", "getting", "choosing" do nothing particular.
+   */
+  activity: TopicTerm | null;
 }
 
 /** The two subjects of "A and B (in C)": "A in C" and "B in C"; none when the topic has no such "and". */
@@ -238,7 +244,28 @@ export function topicProfile(topic: string, split = true): TopicProfile {
     }
   }
   const alternatives = split ? alternativesOf(topic, tagged).map((part) => topicProfile(part, false)) : [];
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives, core: coreOf(terms, tagged), headModifiers: modifiersOfHead(terms, tagged), headQualifiers: qualifiersOfHead(terms, tagged, joined) };
+  return {
+    terms,
+    total: terms.reduce((sum, term) => sum + term.weight, 0),
+    alternatives,
+    core: coreOf(terms, tagged),
+    headModifiers: modifiersOfHead(terms, tagged),
+    headQualifiers: qualifiersOfHead(terms, tagged, joined),
+    activity: activityOf(terms, tagged),
+  };
+}
+
+/** Words that may come before the verb a topic opens with: "how to", "when should I", "why do we". */
+const BEFORE_ACTIVITY = new Set(['ADV', 'SCONJ', 'PART', 'AUX', 'PRON']);
+
+/** See TopicProfile.activity. */
+function activityOf(terms: readonly TopicTerm[], tagged: readonly TaggedWord[]): TopicTerm | null {
+  const at = tagged.findIndex((word) => !BEFORE_ACTIVITY.has(word.pos));
+  const verb = tagged[at];
+  if (!verb || verb.pos !== 'VERB' || FRAMING.has(verb.lemma)) return null;
+  const lemma = verb.lemma.toLowerCase();
+  if (!/^[a-z]+$/.test(lemma) || Math.max(usageByPart(lemma).verb, usageByPart(lightStem(lemma)).verb) >= GENERIC_USAGE) return null;
+  return terms.find((term) => term.stems.length === 1 && term.stems[0] === stemsOf(verb.text)[0]) ?? null;
 }
 
 const NONE: ReadonlyMap<string, readonly string[][]> = new Map();
@@ -323,7 +350,7 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
 
 /** A profile of some of a topic's terms alone (no alternatives, no core). */
 function termsOnly(terms: TopicTerm[]): TopicProfile {
-  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null, headModifiers: [], headQualifiers: [] };
+  return { terms, total: terms.reduce((sum, term) => sum + term.weight, 0), alternatives: [], core: null, headModifiers: [], headQualifiers: [], activity: null };
 }
 
 /** The particular nouns of the run of nouns ending at a generic head ("tomato" in "potted tomato plants"). */
@@ -647,6 +674,8 @@ export interface DocumentJudgement {
   /** Its best BM25 score (-1 when only a vector search found it), and how many passages the search found of it. */
   score: number;
   passages: number;
+  /** It names what the topic does (TopicProfile.activity) where the head is generic, or there is no such need. */
+  activity: boolean;
 }
 
 function judgeDocument(profile: TopicProfile, document: DocumentEvidence): DocumentJudgement {
@@ -681,6 +710,7 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
     core,
     score: Math.max(...document.passages.map(({ passage }) => floorScore(passage) ?? -1)),
     passages: document.passages.length,
+    activity: true,
   };
   // A head named once makes the document about the topic only as its best source (see groundingPassages).
   // The head alone does not make a document about a topic that says more ("better sleep at
@@ -735,6 +765,12 @@ function judgeDocument(profile: TopicProfile, document: DocumentEvidence): Docum
   // A generic head takes its subject from the nouns before it ("tomato" in "potted tomato plants"):
   // a document not naming them is about other plants.
   if (head?.generic && profile.headModifiers.some((term) => !all.some((unit) => names(unit, term)))) judgement.relevant = false;
+  // Where the head is generic, what the topic does is much of its subject: a document that never
+  // names it is about the things, not about doing it. A seed catalogue's chard "ornamental in
+  // pots" is not about watering potted plants (it may still be the best source there is: see
+  // groundingPassages). A particular head is the subject itself: notes on storing coffee beans
+  // are about brewing better coffee.
+  judgement.activity = profile.activity === null || !head?.generic || all.some((unit) => names(unit, profile.activity!));
   return judgement;
 }
 
@@ -832,11 +868,12 @@ export function groundingPassages(topic: string, passages: readonly Passage[], l
   // A document only the vector ranking found (hybrid search) has no BM25 score to compare: its
   // words decide (judgeDocument), and its head must be prominent as for any second document.
   // Beside the best document, another is about the topic too only when it names the topic's
-  // head prominently (title, heading, two sentences) and scores near the best: a side mention
-  // grounds nothing.
+  // head prominently (title, heading, two sentences), names what the topic does where its head
+  // is generic (its activity), and scores near the best: a side mention grounds nothing, nor does
+  // a seed catalogue's chard "in pots" for watering potted plants beside a houseplant guide.
   const relevantFiles = new Map(
     judged
-      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && (judgement.score < 0 || judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR)))
+      .filter(({ judgement }) => judgement.score === bestDocument || (judgement.head !== 'once' && judgement.activity && (judgement.score < 0 || judgement.score >= bestDocument * DOCUMENT_SCORE_FLOOR)))
       .map(({ document, judgement }) => [document.fileId, judgement]),
   );
   // A passage names some of the topic, or sits in a document whose title and headings name most of it (a recipe row of "weeknight recipes").

@@ -94,3 +94,18 @@ t.test('the words saying which one the head means are named with it', async (t) 
   );
   t.same(drawn('Indoor plants for a dark room', [greenhouse]), []);
 });
+
+t.test('beside the best document, another must name what the topic does, where its head is generic', async (t) => {
+  const activity = (topic: string) => topicProfile(topic).activity?.stems.join(' ') ?? null;
+  t.equal(activity('Watering potted plants in summer'), 'water');
+  t.equal(activity('When should I replace my bike chain?'), 'replace');
+  t.equal(activity('Keeping a bike running smoothly'), null, '"keeping" does nothing particular');
+  t.equal(activity('Indoor plants that cope with a dark room'), null, 'a topic that opens with its subject');
+  // The catalogue's chard is "ornamental in pots", and it never says water.
+  t.same(
+    drawn('Watering potted plants in summer', [document('houseplant-care.txt', 9.5), document('balcony-tomatoes.md', 6.9), document('vegetable-seed-catalogue.csv', 5.7)]),
+    ['houseplant-care.txt', 'balcony-tomatoes.md'],
+  );
+  // As the best source there is, a document is drawn on all the same.
+  t.same(drawn('Watering potted plants in summer', [document('vegetable-seed-catalogue.csv', 5.7)]), ['vegetable-seed-catalogue.csv']);
+});

@@ -25,7 +25,7 @@ async function startSink(t: Test, auth?: { user: string; pass: string }): Promis
     allowInsecureAuth: true,
     logger: false,
     onAuth(credentials, _session, callback) {
-      if (credentials.username === auth?.user && credentials.password === auth?.pass) return callback(null, { user: auth.user });
+      if (auth && credentials.username === auth.user && credentials.password === auth.pass) return callback(null, { user: auth.user });
       callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
     },
     onRcptTo(address, _session, callback) {
@@ -56,6 +56,9 @@ const mail = (to: string) => {
   return { envelope: { from: 'news@example.com', to: [to] }, raw };
 };
 
+/** What the promise was rejected with (null when it was not). */
+const failureOf = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error);
+
 const session = (t: Test, url: string) => {
   const smtp = smtpSession({ smtpUrl: url, from: 'news@example.com' } as never);
   t.teardown(() => smtp.close());
@@ -75,8 +78,8 @@ t.test('a refused recipient is told with its code; the next message goes over th
   const smtp = session(t, sink.url);
   sink.refuse.set('gone@example.com', 550).set('busy@example.com', 451);
   await smtp.deliver(mail('a@example.com'));
-  await t.rejects(smtp.deliver(mail('gone@example.com')), { responseCode: 550 });
-  await t.rejects(smtp.deliver(mail('busy@example.com')), { responseCode: 451 });
+  t.match(await failureOf(smtp.deliver(mail('gone@example.com'))), { responseCode: 550 });
+  t.match(await failureOf(smtp.deliver(mail('busy@example.com'))), { responseCode: 451 });
   await smtp.deliver(mail('b@example.com'));
   t.same(sink.accepted, ['a@example.com', 'b@example.com']);
   t.equal(sink.connections.length, 1, 'the session was reset, not reconnected');
@@ -117,7 +120,7 @@ t.test('AUTH from the URL; wrong credentials are an authentication error', async
   await session(t, sink.url).deliver(mail('a@example.com'));
   t.same(sink.accepted, ['a@example.com']);
   const wrong = session(t, sink.url.replace('s3cret', 'wrong'));
-  await t.rejects(wrong.deliver(mail('b@example.com')), { code: 'EAUTH', responseCode: 535 });
+  t.match(await failureOf(wrong.deliver(mail('b@example.com'))), { code: 'EAUTH', responseCode: 535 });
   t.same(sink.accepted, ['a@example.com']);
 });
 
