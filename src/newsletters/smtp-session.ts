@@ -25,17 +25,17 @@ export interface SmtpSession {
 export function smtpSession(config: MailConfig): SmtpSession {
   const { auth, ...options } = smtpOptions(config.smtpUrl);
   let current: Promise<SMTPConnection> | null = null;
+  /** The connection `current` resolved to, once it has. */
+  let made: SMTPConnection | null = null;
   let idle: NodeJS.Timeout | null = null;
   let closed = false;
 
   const drop = (connection: SMTPConnection) => {
     connection.close();
-    void current?.then(
-      (open) => {
-        if (open === connection) current = null;
-      },
-      () => {},
-    );
+    if (made === connection) {
+      made = null;
+      current = null;
+    }
   };
 
   const open = () =>
@@ -63,10 +63,15 @@ export function smtpSession(config: MailConfig): SmtpSession {
     if (!current) {
       const opening = open();
       current = opening;
-      // A connection that could not be made is not kept: the next message tries again.
-      opening.catch(() => {
-        if (current === opening) current = null;
-      });
+      opening.then(
+        (connection) => {
+          if (current === opening) made = connection;
+        },
+        // A connection that could not be made is not kept: the next message tries again.
+        () => {
+          if (current === opening) current = null;
+        },
+      );
     }
     return current;
   };
@@ -98,9 +103,10 @@ export function smtpSession(config: MailConfig): SmtpSession {
         throw error;
       } finally {
         idle = setTimeout(() => {
-          const idleOne = current;
+          const idleOne = made;
+          made = null;
           current = null;
-          void idleOne?.then((connection) => connection.quit(), () => {});
+          idleOne?.quit();
         }, IDLE_MS);
         idle.unref();
       }
@@ -110,6 +116,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
       if (idle) clearTimeout(idle);
       const closing = current;
       current = null;
+      made = null;
       void closing?.then((connection) => connection.quit(), () => {});
     },
   };
