@@ -93,6 +93,12 @@ export interface TopicTerm {
   adjective: boolean;
   /** A word or phrase as rare as a name (NAME_USAGE), naming a particular thing ("self-assessment", "chickpea"). */
   rare: boolean;
+  /**
+   * The verb a how-to topic is about ("compost" in "how to compost at home"): it counts only
+   * where used as a verb or its "-ing" noun ("composting"), not as the noun of the same spelling
+   * ("fresh compost" in a guide to potting houseplants).
+   */
+  verb?: boolean;
 }
 
 export interface TopicProfile {
@@ -345,6 +351,7 @@ function markHead(terms: TopicTerm[], tagged: readonly TaggedWord[], info: Reado
   const term = head ? termOf(head) : howTo ? termOf(howTo) : phrase ? termOf(phrase) : undefined;
   if (!term) return;
   term.head = true;
+  if (!head && howTo && term.weak && term.stems.length === 1) term.verb = true;
   if (term.weak) Object.assign(term, { weak: false, weight: Math.max(term.weight, 1) });
 }
 
@@ -468,8 +475,14 @@ function names(unit: MatchUnit, term: TopicTerm): boolean {
 }
 
 function namesItself(unit: MatchUnit, term: TopicTerm): boolean {
-  if (holdsSequence(unit.stems, term.stems) && (!term.noun || unit.nouns().has(term.stems[0]!))) return true;
+  if (holdsSequence(unit.stems, term.stems) && (!term.noun || unit.nouns().has(term.stems[0]!)) && (!term.verb || usedAsVerb(unit, term.stems[0]!))) return true;
   return term.same.some((sequence) => holdsSequence(unit.stems, sequence));
+}
+
+/** True when the unit uses the stem as a verb or an "-ing" word (a title or heading: any use). */
+function usedAsVerb(unit: MatchUnit, stem: string): boolean {
+  if (unit.structural || unit.text === undefined) return true;
+  return tagWords(unit.text).some((word) => (word.pos === 'VERB' || /ing$/i.test(word.text)) && stemsOf(word.text)[0] === stem);
 }
 
 function namesKindOf(unit: MatchUnit, term: TopicTerm): boolean {

@@ -109,3 +109,10 @@ t.test('beside the best document, another must name what the topic does, where i
   // As the best source there is, a document is drawn on all the same.
   t.same(drawn('Watering potted plants in summer', [document('vegetable-seed-catalogue.csv', 5.7)]), ['vegetable-seed-catalogue.csv']);
 });
+
+t.test("a how-to's verb counts only where it is used as a verb", async (t) => {
+  t.match(topicProfile('How to compost at home in 6 steps').terms.find((term) => term.head), { stems: ['compost'], verb: true });
+  // The houseplant guide's compost is what plants are potted in: it never composts anything.
+  t.same(drawn('How to compost at home in 6 steps', [document('composting-at-home.md', 5.7), document('houseplant-care.txt', 5.3)]), ['composting-at-home.md']);
+  t.same(drawn('How to compost at home in 6 steps', [document('houseplant-care.txt', 5.3)]), [], 'nor is it the best source there is');
+});
