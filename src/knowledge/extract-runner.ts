@@ -66,9 +66,41 @@ export interface ExtractorOptions {
   signal?: AbortSignal;
   /** Most text taken from the file, in UTF-8 bytes (MAX_EXTRACTED_TEXT_MB). */
   maxTextBytes?: number;
-  /** The extractor's memory limit (RLIMIT_DATA) in MB. */
+  /** The extractor's memory in MB: its data-segment limit (RLIMIT_DATA) beyond V8's code ranges. */
   memoryMb?: number;
 }
+
+/** Isolates in an extractor: its own and its watchdog thread's (extract-worker.ts). */
+const EXTRACTOR_ISOLATES = 2;
+
+/**
+ * The code range V8 maps for each isolate before it runs anything, in MB, where RLIMIT_DATA
+ * counts it: Node 24 maps it (512 MB) writable and executable up front, so a data limit below
+ * about 1.1 GB stopped an extractor at startup, and 1536 MB left a file 420 of them. Read from
+ * this process's own mappings (the same node binary): the largest anonymous private `rwx` one.
+ * 0 where there is none (Node 20 reserves it inaccessible) or the mappings cannot be read.
+ */
+export function codeRangeMb(maps = readOwnMaps()): number {
+  let largest = 0;
+  for (const line of maps.split('\n')) {
+    const [range, perms, , , inode, name] = line.trim().split(/\s+/);
+    if (perms !== 'rwxp' || inode !== '0' || name || !range) continue;
+    const [start, end] = range.split('-').map((hex) => Number.parseInt(hex, 16));
+    largest = Math.max(largest, end! - start!);
+  }
+  return Math.ceil(largest / (1024 * 1024));
+}
+
+function readOwnMaps(): string {
+  try {
+    return process.platform === 'linux' ? fs.readFileSync('/proc/self/maps', 'utf8') : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The extractor's data-segment limit: the memory it is given plus what its isolates map first. */
+const RESERVED_MB = EXTRACTOR_ISOLATES * codeRangeMb();
 
 /** The POSIX shell that sets the extractor's limits; without one (Windows) it runs without them. */
 const SHELL = process.platform !== 'win32' && fs.existsSync('/bin/sh') ? '/bin/sh' : null;
@@ -98,7 +130,7 @@ function startExtractor(timeoutMs: number, deadlineMs: number, memoryMb: number)
   if (!SHELL) return spawn(process.execPath, node, options);
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 10;
   // Lowering a limit is always allowed; a shell without one of them still runs the extractor.
-  const script = `ulimit -d ${memoryMb * 1024} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
+  const script = `ulimit -d ${(memoryMb + RESERVED_MB) * 1024} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
   // setpriv runs as the extractor's pid too (exec), so the parent whose death counts is this process.
   const command = SETPRIV ? [SETPRIV, '--pdeathsig', 'KILL', '--', process.execPath, ...node] : [process.execPath, ...node];
   return spawn(SHELL, ['-c', script, 'extractor', ...command], options);

@@ -50,9 +50,14 @@ if (process.ppid !== parentPid) process.exit(ORPHANED_EXIT_CODE);
 const watchdog = startWatchdog(parentPid, Number(process.env[DEADLINE_ENV]) || DEFAULT_DEADLINE_MS);
 const { extractChunks } = await import('./extract.js');
 
-/** What V8 and Buffer say when an allocation fails: the memory limit was reached. */
+/**
+ * What V8 and Buffer say when an allocation fails: the memory limit was reached. Node 24's
+ * Buffer says "Failed to allocate memory" (ERR_MEMORY_ALLOCATION_FAILED).
+ */
 const isOutOfMemory = (err: unknown) =>
-  err instanceof RangeError && /allocation failed|Invalid array length|Invalid string length|Invalid typed array length/i.test(err.message);
+  err instanceof RangeError &&
+  ((err as NodeJS.ErrnoException).code === 'ERR_MEMORY_ALLOCATION_FAILED' ||
+    /allocation failed|failed to allocate|Invalid array length|Invalid string length|Invalid typed array length/i.test(err.message));
 
 async function run({ filePath, ext, fileName, maxTextBytes }: ExtractionJob): Promise<ExtractionOutcome> {
   try {
