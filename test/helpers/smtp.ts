@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { waitFor } from './app.js';
@@ -24,6 +24,10 @@ export interface Mailbox {
   received: Received[];
   /** The next `count` messages are refused at RCPT TO with this SMTP code (4xx: try later; 5xx: never). */
   refuseNext(count: number, code: number): void;
+  /** Recipients always refused at RCPT TO, with the SMTP code to answer. */
+  refuse: Map<string, number>;
+  /** The connections clients have made, in order (the server's end of each). */
+  connections: Socket[];
   /** Resolves with the `n`th message (1-based) to arrive. */
   nth(n: number): Promise<Received>;
   /** Resolves with the first message to `address` (lower case) that satisfies `match`. */
@@ -38,6 +42,9 @@ export interface Mailbox {
 export async function startMailbox(t: Teardown, auth?: { user: string; pass: string }): Promise<Mailbox> {
   const received: Received[] = [];
   let refusals: { left: number; code: number } = { left: 0, code: 0 };
+  const refuse = new Map<string, number>();
+  const connections: Socket[] = [];
+  const refusal = (code: number) => Object.assign(new Error(code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: code });
   const server = new SMTPServer({
     disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
     authOptional: !auth,
@@ -47,10 +54,12 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
       if (auth && credentials.username === auth.user && credentials.password === auth.pass) return callback(null, { user: auth.user });
       callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
     },
-    onRcptTo(_address, _session, callback) {
+    onRcptTo(address, _session, callback) {
+      const code = refuse.get(address.address);
+      if (code) return callback(refusal(code));
       if (refusals.left > 0) {
         refusals.left--;
-        return callback(Object.assign(new Error(refusals.code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: refusals.code }));
+        return callback(refusal(refusals.code));
       }
       callback();
     },
@@ -69,6 +78,7 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
       });
     },
   });
+  server.server.on('connection', (socket: Socket) => connections.push(socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -91,6 +101,8 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
     refuseNext(count, code) {
       refusals = { left: count, code };
     },
+    refuse,
+    connections,
     nth: (n) => waitFor(() => received[n - 1], `mail number ${n} to arrive`),
     to: (address, match = () => true) => waitFor(() => received.find((mail) => mail.rcptTo.includes(address) && match(mail)), `a mail to ${address}`),
   };

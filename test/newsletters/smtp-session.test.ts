@@ -1,54 +1,14 @@
-import net, { type AddressInfo, type Socket } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { SMTPServer } from 'smtp-server';
 import t, { type Test } from 'tap';
 import { smtpSession } from '../../src/newsletters/smtp-session.js';
+import { startMailbox, type Mailbox } from '../helpers/smtp.js';
 
 // The newsletter's SMTP connection: one connection for many messages, a refused recipient
 // answered on it, anything else closing it, and a new one made for the next message.
 
-interface Sink {
-  url: string;
-  /** Recipients of the messages accepted, in order. */
-  accepted: string[];
-  /** Connections the server has had, and how each ended so far. */
-  connections: Socket[];
-  /** Recipients to refuse at RCPT TO, with the code to answer. */
-  refuse: Map<string, number>;
-}
-
-async function startSink(t: Test, auth?: { user: string; pass: string }): Promise<Sink> {
-  const sink: Sink = { url: '', accepted: [], connections: [], refuse: new Map() };
-  const server = new SMTPServer({
-    disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
-    authOptional: !auth,
-    allowInsecureAuth: true,
-    logger: false,
-    onAuth(credentials, _session, callback) {
-      if (auth && credentials.username === auth.user && credentials.password === auth.pass) return callback(null, { user: auth.user });
-      callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
-    },
-    onRcptTo(address, _session, callback) {
-      const code = sink.refuse.get(address.address);
-      if (code) return callback(Object.assign(new Error(code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: code }));
-      callback();
-    },
-    onData(stream, session, callback) {
-      stream.resume();
-      stream.on('end', () => {
-        sink.accepted.push(...session.envelope.rcptTo.map((to) => to.address));
-        callback();
-      });
-    },
-  });
-  server.on('error', () => {});
-  server.server.on('connection', (socket: Socket) => sink.connections.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  sink.url = auth ? `smtp://${auth.user}:${auth.pass}@127.0.0.1:${port}` : `smtp://127.0.0.1:${port}`;
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return sink;
-}
+/** Recipients of the messages the server accepted, in order. */
+const accepted = (mailbox: Mailbox) => mailbox.received.flatMap((mail) => mail.rcptTo);
 
 const mail = (to: string) => {
   const raw = new PassThrough();
@@ -66,43 +26,43 @@ const session = (t: Test, url: string) => {
 };
 
 t.test('messages go one after another over one connection', async (t) => {
-  const sink = await startSink(t);
-  const smtp = session(t, sink.url);
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
   for (const to of ['a@example.com', 'b@example.com', 'c@example.com']) await smtp.deliver(mail(to));
-  t.same(sink.accepted, ['a@example.com', 'b@example.com', 'c@example.com']);
-  t.equal(sink.connections.length, 1, 'one connection for all three');
+  t.same(accepted(mailbox), ['a@example.com', 'b@example.com', 'c@example.com']);
+  t.equal(mailbox.connections.length, 1, 'one connection for all three');
 });
 
 t.test('a refused recipient is told with its code; the next message goes over the same connection', async (t) => {
-  const sink = await startSink(t);
-  const smtp = session(t, sink.url);
-  sink.refuse.set('gone@example.com', 550).set('busy@example.com', 451);
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
+  mailbox.refuse.set('gone@example.com', 550).set('busy@example.com', 451);
   await smtp.deliver(mail('a@example.com'));
   t.match(await failureOf(smtp.deliver(mail('gone@example.com'))), { responseCode: 550 });
   t.match(await failureOf(smtp.deliver(mail('busy@example.com'))), { responseCode: 451 });
   await smtp.deliver(mail('b@example.com'));
-  t.same(sink.accepted, ['a@example.com', 'b@example.com']);
-  t.equal(sink.connections.length, 1, 'the session was reset, not reconnected');
+  t.same(accepted(mailbox), ['a@example.com', 'b@example.com']);
+  t.equal(mailbox.connections.length, 1, 'the session was reset, not reconnected');
 });
 
 t.test('a connection the server closed is replaced for the next message', async (t) => {
-  const sink = await startSink(t);
-  const smtp = session(t, sink.url);
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
   await smtp.deliver(mail('a@example.com'));
-  const first = sink.connections[0]!;
+  const first = mailbox.connections[0]!;
   const ended = new Promise((resolve) => first.once('close', resolve));
   first.destroy();
   await ended;
   // The client learns of the close from its socket; give it the turn to.
   await new Promise((resolve) => setTimeout(resolve, 50));
   await smtp.deliver(mail('b@example.com'));
-  t.same(sink.accepted, ['a@example.com', 'b@example.com']);
-  t.equal(sink.connections.length, 2);
+  t.same(accepted(mailbox), ['a@example.com', 'b@example.com']);
+  t.equal(mailbox.connections.length, 2);
 });
 
 t.test('a message whose stream fails is not accepted, and the connection after it works', async (t) => {
-  const sink = await startSink(t);
-  const smtp = session(t, sink.url);
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
   const failing = new PassThrough();
   failing.write('From: news@example.com\r\nSubject: Half\r\n\r\nHal');
   setTimeout(() => failing.destroy(new Error('the record failed')), 20);
@@ -112,16 +72,16 @@ t.test('a message whose stream fails is not accepted, and the connection after i
   early.destroy(new Error('failed at once'));
   await t.rejects(smtp.deliver({ envelope: { from: 'news@example.com', to: ['early@example.com'] }, raw: early }));
   await smtp.deliver(mail('next@example.com'));
-  t.same(sink.accepted, ['next@example.com']);
+  t.same(accepted(mailbox), ['next@example.com']);
 });
 
 t.test('AUTH from the URL; wrong credentials are an authentication error', async (t) => {
-  const sink = await startSink(t, { user: 'news', pass: 's3cret' });
-  await session(t, sink.url).deliver(mail('a@example.com'));
-  t.same(sink.accepted, ['a@example.com']);
-  const wrong = session(t, sink.url.replace('s3cret', 'wrong'));
+  const mailbox = await startMailbox(t, { user: 'news', pass: 's3cret' });
+  await session(t, mailbox.url).deliver(mail('a@example.com'));
+  t.same(accepted(mailbox), ['a@example.com']);
+  const wrong = session(t, mailbox.url.replace('s3cret', 'wrong'));
   t.match(await failureOf(wrong.deliver(mail('b@example.com'))), { code: 'EAUTH', responseCode: 535 });
-  t.same(sink.accepted, ['a@example.com']);
+  t.same(accepted(mailbox), ['a@example.com']);
 });
 
 t.test('no server: a connection error, and a later message tries again', async (t) => {
@@ -136,10 +96,10 @@ t.test('no server: a connection error, and a later message tries again', async (
 });
 
 t.test('a closed session refuses to send', async (t) => {
-  const sink = await startSink(t);
-  const smtp = session(t, sink.url);
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
   await smtp.deliver(mail('a@example.com'));
   smtp.close();
   await t.rejects(smtp.deliver(mail('b@example.com')), /closed/);
-  t.same(sink.accepted, ['a@example.com']);
+  t.same(accepted(mailbox), ['a@example.com']);
 });
