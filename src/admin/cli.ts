@@ -304,13 +304,17 @@ function isMain(): boolean {
   }
 }
 
+/** A mistake a person can fix (told in one line, exit code 2), not a bug (whose stack helps). */
+export function isUsageMistake(error: unknown): error is Error {
+  return error instanceof UsageError || error instanceof ConfigError || error instanceof AppError || error instanceof MigrationError;
+}
+
 /* c8 ignore start */
 if (isMain()) {
   try {
     await runAdmin(process.argv.slice(2), loadConfig());
   } catch (error) {
-    // Mistakes a person can fix: one line, exit 2. Anything else is a bug: its stack helps.
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof AppError || error instanceof MigrationError) {
+    if (isUsageMistake(error)) {
       console.error(error.message);
       process.exit(2);
     }

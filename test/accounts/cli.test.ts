@@ -1,24 +1,49 @@
 import { execFile } from 'node:child_process';
+import { Readable } from 'node:stream';
 import t from 'tap';
+import { isUsageMistake, runAdmin } from '../../src/admin/cli.js';
+import { loadConfig } from '../../src/config.js';
 import { nodeArgs, onPostgres, startApp, startService, tempDataDir, testConfig, waitFor } from '../helpers/app.js';
 import { startPostgres } from '../helpers/postgres.js';
 
+type Outcome = { code: number; stdout: string; stderr: string };
+
 /** The built `blog-admin`, as a process of its own; resolves with its exit code and output. */
-function admin(env: Record<string, string>, args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function adminProcess(env: Record<string, string>, args: string[]): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [...nodeArgs('src/admin/cli.ts'), ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
-    if (stdin !== undefined) child.stdin!.end(stdin);
-    else child.stdin!.end();
+    child.stdin!.end();
   });
+}
+
+/**
+ * A `blog-admin` command run in this process (the command line's own runAdmin, its mistakes
+ * told as the program tells them: one line, code 2): the same outcome as adminProcess, without
+ * starting node and loading the service for each command.
+ */
+async function admin(env: Record<string, string>, args: string[], stdin?: string): Promise<Outcome> {
+  const lines: string[] = [];
+  try {
+    await runAdmin(args, loadConfig(env), (line) => lines.push(line), { stdin: Readable.from(stdin === undefined ? [] : [stdin]), env });
+    return { code: 0, stdout: lines.map((line) => `${line}\n`).join(''), stderr: '' };
+  } catch (error) {
+    if (!isUsageMistake(error)) throw error;
+    return { code: 2, stdout: lines.map((line) => `${line}\n`).join(''), stderr: `${error.message}\n` };
+  }
 }
 
 t.test('blog-admin user commands, as a real process', async (t) => {
   const dataDir = tempDataDir(t);
   const database = onPostgres ? { DATABASE_URL: await startPostgres(t) } : { DATABASE_URL: '' };
   const env = { DATA_DIR: dataDir, PUBLIC_BASE_URL: 'https://blog.example.com', ...database };
-  const site = JSON.parse((await admin(env, ['site', 'create', '--name', 'CLI Blog', '--json'])).stdout).site;
+  // The program itself once each way: its output, and a refusal in one line with exit code 2.
+  const site = JSON.parse((await adminProcess(env, ['site', 'create', '--name', 'CLI Blog', '--json'])).stdout).site;
+  const refused = await adminProcess(env, ['user', 'create', '--site', site.id, '--email', 'x@example.com', '--role', 'admin']);
+  t.equal(refused.code, 2);
+  t.match(refused.stderr, /--role owner\|editor\|author\|contributor/);
+  t.notMatch(refused.stderr, /\n\s+at /, 'no stack trace');
 
   const created = await admin(env, ['user', 'create', '--site', site.id, '--email', 'Writer@Example.com']);
   t.equal(created.code, 0, created.stderr);

@@ -7,12 +7,14 @@ import t from 'tap';
 import { waitFor, type Service } from '../helpers/app.js';
 import { call, startInstances } from '../helpers/instances.js';
 import { multipart } from '../helpers/multipart.js';
-import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { canControlPostgres, ownPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 import { startS3 } from '../helpers/s3.js';
 
 // Real server processes, started several times: more than the default file timeout on a busy machine.
 t.setTimeout(600_000);
 
+// Stops and restarts its server: a cluster of its own, not the suite's shared one.
+ownPostgres();
 postgresTests(() => {
   t.test('two instances started at once on an empty database migrate once and share one service', async (t) => {
     const url = await startPostgres(t);

@@ -61,7 +61,7 @@ postgresTests(() => {
     t.equal(versions.current(SITE_ID), v2, 'vouched for again once its notification arrived');
 
     // Listening lost: everything forgotten, fences refuse, and it listens again by itself.
-    const [{ pid }] = (await writer.query<{ pid: number }>(`select pid from pg_stat_activity where query like 'LISTEN%' or query = 'select 1' and pid <> pg_backend_pid()`)).rows;
+    const [{ pid }] = (await writer.query<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'LISTEN%' or query = 'select 1')`)).rows;
     await writer.query('select pg_terminate_backend($1)', [pid]);
     const deadline = Date.now() + 10_000;
     while (versions.current(SITE_ID) !== undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -11,7 +11,7 @@ import { inTransaction, openPostgres, sendAhead, postgresMigrationsFolder, type 
 import * as sqliteSchema from '../../src/db/schema.js';
 import { foldText, slugify } from '../../src/text/slug.js';
 import { nodeArgs } from '../helpers/built.js';
-import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { canControlPostgres, ownPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table, migrator, pgCore, sqliteCore } from '../../src/db/orm.js';
 
 const { readMigrationFiles } = migrator;
@@ -41,6 +41,8 @@ type AllTrue<T> = T[keyof T] extends true ? true : false;
 const selectedRowsMatch: AllTrue<Compare<Selected<typeof sqliteSchema>, Selected<typeof pgSchema>>> = true;
 const insertedRowsMatch: AllTrue<Compare<Inserted<typeof sqliteSchema>, Inserted<typeof pgSchema>>> = true;
 
+// Stops and restarts its server: a cluster of its own, not the suite's shared one.
+ownPostgres();
 postgresTests(definePostgresTests);
 
 function tablesOf(module: Record<string, unknown>, kind: typeof SQLiteTable | typeof PgTable): Map<string, Table> {

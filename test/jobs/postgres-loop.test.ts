@@ -7,7 +7,7 @@ import { postgresStores } from '../../src/stores/postgres.js';
 import { EFFECT, MARKS, SETTLED, markSteps } from '../helpers/job-effect.js';
 import { insertSite, markCount, SITE_ID } from '../helpers/pg-job-effect.js';
 import { waitFor } from '../helpers/app.js';
-import { canControlPostgres, openTestPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { canControlPostgres, ownPostgres, openTestPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 import { and, count, eq, inArray } from '../../src/db/orm.js';
 
 // The job loop over PostgreSQL's queue: the same rules as over SQLite's (test/jobs/loop.test.ts),
@@ -65,6 +65,8 @@ async function setup(t: Test) {
   return { url, handle, queue, clock, addJobs, makeLoop, job, effectCount };
 }
 
+// Stops and restarts its server: a cluster of its own, not the suite's shared one.
+ownPostgres();
 postgresTests(() => {
   t.test('a job succeeds with its effect and its settle listeners in one transaction; failures are retried, then fail for good', async (t) => {
     const s = await setup(t);

@@ -20,7 +20,7 @@ import { ExtractionError } from '../../src/knowledge/extractor-protocol.js';
 import type { ChunkSource } from '../../src/knowledge/indexer.js';
 import { BOOTSTRAP_KEY, fixturesDir, startApp, tempDataDir, testConfig, waitFor } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
-import { canControlPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
+import { canControlPostgres, ownPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
 import { startS3 } from '../helpers/s3.js';
 import { asc, eq, sql } from '../../src/db/orm.js';
 
@@ -449,4 +449,6 @@ function defineTests() {
   );
 }
 
+// Stops and restarts its server: a cluster of its own, not the suite's shared one.
+ownPostgres();
 postgresTests(defineTests);
