@@ -203,8 +203,9 @@ export async function runExtractor(
 
 /** Why an extractor ended without an answer, for the uploader. */
 function stoppedMessage(code: number | null, killedBy: NodeJS.Signals | null, memoryMb: number): string {
-  // V8 aborts (SIGABRT, SIGTRAP) or exits 134 when it cannot allocate; SIGKILL is the CPU limit's hard stop.
-  if (killedBy === 'SIGABRT' || killedBy === 'SIGTRAP' || killedBy === 'SIGSEGV' || code === 134 || code === 133) {
+  // V8 aborts (SIGABRT), or crashes on purpose (its immediate crash is int3, ud2 on x64: SIGTRAP or
+  // SIGILL), or exits 134 when it cannot allocate; SIGKILL is the CPU limit's hard stop.
+  if (killedBy === 'SIGABRT' || killedBy === 'SIGTRAP' || killedBy === 'SIGILL' || killedBy === 'SIGSEGV' || code === 134 || code === 133) {
     return `The file could not be read: extracting it needed more than the ${memoryMb} MB of memory allowed`;
   }
   if (killedBy === 'SIGXCPU') return 'The file could not be read: extracting it took too much processing time';
