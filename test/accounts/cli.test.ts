@@ -24,13 +24,13 @@ function adminProcess(env: Record<string, string>, args: string[]): Promise<Outc
  * starting node and loading the service for each command.
  */
 async function admin(env: Record<string, string>, args: string[], stdin?: string): Promise<Outcome> {
-  const lines: string[] = [];
+  let stdout = '';
   try {
-    await runAdmin(args, loadConfig(env), (line) => lines.push(line), { stdin: Readable.from(stdin === undefined ? [] : [stdin]), env });
-    return { code: 0, stdout: lines.map((line) => `${line}\n`).join(''), stderr: '' };
+    await runAdmin(args, loadConfig(env), (line) => (stdout += `${line}\n`), { stdin: Readable.from(stdin === undefined ? [] : [stdin]), env });
+    return { code: 0, stdout, stderr: '' };
   } catch (error) {
     if (!isUsageMistake(error)) throw error;
-    return { code: 2, stdout: lines.map((line) => `${line}\n`).join(''), stderr: `${error.message}\n` };
+    return { code: 2, stdout, stderr: `${error.message}\n` };
   }
 }
 

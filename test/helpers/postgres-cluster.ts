@@ -62,8 +62,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** PostgreSQL refuses to run as root: as root, its programs run as the postgres user. */
-function asOwner(): { wrap(program: string, args: string[]): [string, string[]]; chown(dir: string): void } {
+type Owner = { wrap(program: string, args: string[]): [string, string[]]; chown(dir: string): void };
+let cachedOwner: Owner | null = null;
+
+/** PostgreSQL refuses to run as root: as root, its programs run as the postgres user (looked up once). */
+function asOwner(): Owner {
+  cachedOwner ??= lookUpOwner();
+  return cachedOwner;
+}
+
+function lookUpOwner(): Owner {
   if (process.getuid?.() !== 0) return { wrap: (program, args) => [program, args], chown: () => {} };
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
@@ -89,7 +97,7 @@ const INITDB_OPTIONS = ['-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--local
  * template is made aside and renamed into place, so one that exists is complete; of processes
  * making it at once, the first to rename wins and the others drop theirs.
  */
-async function templateDataDir(owner: ReturnType<typeof asOwner>): Promise<string> {
+async function templateDataDir(owner: Owner): Promise<string> {
   const initdb = path.join(PG_BIN, 'initdb');
   const key = createHash('sha256')
     .update(JSON.stringify([initdb, fs.statSync(initdb).mtimeMs, INITDB_OPTIONS, process.getuid?.()]))
