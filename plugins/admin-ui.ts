@@ -56,15 +56,15 @@ export const ADMIN_CSP = [
 
 export interface AdminFile {
   body: Buffer;
-  gzip: Buffer;
-  br: Buffer;
+  /** SHA-256 of the body: the key its compressed forms are kept under. */
+  digest: string;
   type: string;
 }
 
 export interface AdminAssets {
   /** The shell with fingerprinted references, and every module preloaded (no import waterfall). */
   shell: string;
-  /** Fingerprinted file name → body (also compressed, once, at start-up) and type. */
+  /** Fingerprinted file name → body and type (compressed on first request: see `encodedBody`). */
   files: Map<string, AdminFile>;
   /** Plain name → fingerprinted name. */
   names: Map<string, string>;
@@ -73,10 +73,26 @@ export interface AdminAssets {
 const IMPORT = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])\.\/([\w-]+\.js)\2/g;
 
 /**
- * Compressed bodies by content hash: an asset that did not change since the last app built in
- * this process is not compressed again (Brotli at its best quality takes a while).
+ * Compressed bodies by encoding and content hash, made on the first request that asks for them:
+ * Brotli at its best quality takes ~0.3 s of CPU for the whole UI, which a start-up (and every
+ * app a test builds) would otherwise pay before anyone opens the admin. An asset that did not
+ * change since is not compressed again in this process.
  */
-const compressedByHash = new Map<string, Pick<AdminFile, 'gzip' | 'br'>>();
+const compressedByHash = new Map<string, Buffer>();
+
+/** The file's body in `encoding`, compressed once per process. */
+export function encodedBody(file: AdminFile, encoding: 'br' | 'gzip'): Buffer {
+  const key = `${encoding}:${file.digest}`;
+  let compressed = compressedByHash.get(key);
+  if (!compressed) {
+    compressed =
+      encoding === 'br'
+        ? zlib.brotliCompressSync(file.body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: file.body.length } })
+        : zlib.gzipSync(file.body, { level: 9 });
+    compressedByHash.set(key, compressed);
+  }
+  return compressed;
+}
 
 /** Reads and fingerprints the UI once; the modules' imports form a tree (a cycle is a mistake, reported). */
 export function loadAdminAssets(folder = adminFolder()): AdminAssets {
@@ -99,13 +115,7 @@ export function loadAdminAssets(folder = adminFolder()): AdminAssets {
     const hashed = `${path.basename(name, ext)}.${hash}${ext}`;
     visiting.delete(name);
     names.set(name, hashed);
-    let compressed = compressedByHash.get(digest);
-    if (!compressed) {
-      const br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-      compressed = { gzip: zlib.gzipSync(body, { level: 9 }), br };
-      compressedByHash.set(digest, compressed);
-    }
-    files.set(hashed, { body, ...compressed, type: TYPES[ext] });
+    files.set(hashed, { body, digest, type: TYPES[ext] });
     return hashed;
   };
   for (const name of assets) fingerprint(name);
@@ -182,7 +192,7 @@ export default fp(
         reply.header('Cache-Control', IMMUTABLE).header('Vary', 'Accept-Encoding').type(file.type);
         const encoding = acceptedEncoding(request.headers['accept-encoding']);
         if (encoding) reply.header('Content-Encoding', encoding);
-        return reply.send(encoding ? file[encoding] : file.body);
+        return reply.send(encoding ? encodedBody(file, encoding) : file.body);
       });
     });
   },

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import t from 'tap';
-import { ADMIN_CSP, acceptedEncoding, loadAdminAssets } from '../../plugins/admin-ui.js';
+import { ADMIN_CSP, acceptedEncoding, encodedBody, loadAdminAssets } from '../../plugins/admin-ui.js';
 import { buildTestApp } from '../helpers/app.js';
 
 /** The admin UI's static side: the shell, its fingerprinted assets and the headers on both. */
@@ -88,7 +88,7 @@ t.test('the shell and its assets', async (t) => {
   t.equal(seen.size, served.length, `every admin/ file is reached from the shell (${seen.size} of ${served.length})`);
   t.ok(jsGzipBytes < 150 * 1024, `all JavaScript is ${jsGzipBytes} bytes gzipped (at most 150 KB)`);
 
-  // Compressed once at start-up, sent as the browser accepts.
+  // Compressed on the first request that asks (not at start-up), sent as the browser accepts.
   const entry = referenced.find((url) => url.includes('/app.'))!;
   const plain = await get(entry);
   t.equal(plain.headers['content-encoding'], undefined, 'no encoding unless asked');
@@ -100,6 +100,8 @@ t.test('the shell and its assets', async (t) => {
   t.equal(br.headers['content-encoding'], 'br');
   t.same(zlib.brotliDecompressSync(br.rawPayload), plain.rawPayload, 'brotli holds the same bytes');
   t.ok(br.rawPayload.length < plain.rawPayload.length / 2, 'and is much smaller');
+  const again = await ctx.call({ method: 'GET', url: entry, key: null, headers: { 'accept-encoding': 'br' } });
+  t.same(again.rawPayload, br.rawPayload, 'the same compressed bytes on the next request');
   const refused = await ctx.call({ method: 'GET', url: entry, key: null, headers: { 'accept-encoding': 'br;q=0, gzip;q=0' } });
   t.equal(refused.headers['content-encoding'], undefined, 'q=0 refuses an encoding');
 
@@ -137,6 +139,13 @@ t.test('fingerprinting follows imports and refuses cycles', async (t) => {
   t.not(changed.names.get('leaf.js'), leaf);
   t.not(changed.names.get('main.js'), main, 'the importer is renamed with its dependency');
   t.equal(changed.names.get('a.css'), assets.names.get('a.css'), 'an unchanged file keeps its name');
+
+  // Compressed once per process and content, whichever load it was found by.
+  const css = assets.files.get(assets.names.get('a.css')!)!;
+  const gz = encodedBody(css, 'gzip');
+  t.same(zlib.gunzipSync(gz), css.body);
+  t.equal(encodedBody(changed.files.get(changed.names.get('a.css')!)!, 'gzip'), gz, 'the same content is not compressed again');
+  t.same(zlib.brotliDecompressSync(encodedBody(css, 'br')), css.body);
 
   const cyclic = t.testdir({ 'index.html': '', 'a.js': "import './b.js';", 'b.js': "import './a.js';" });
   t.throws(() => loadAdminAssets(cyclic), /import cycle/);
