@@ -62,6 +62,6 @@ export async function openBackend(config: DatabaseSettings, options: BackendOpti
     sqlite,
     location: { kind: 'sqlite', file },
     ping: async () => sqlite.ping(),
-    close: async () => sqlite.close(),
+    close: () => sqlite.close(),
   };
 }

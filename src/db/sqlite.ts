@@ -74,8 +74,16 @@ export interface DbHandle {
   ping(): void;
   /** Moves WAL checkpoints off the event loop, into a worker thread (a listening server). */
   startBackgroundCheckpoints(): void;
-  close(): void;
+  /**
+   * Closes the connection at once; the promise settles when the checkpointer thread has ended
+   * too. A process must not exit before that: a thread still loading SQLite's native module as
+   * the process ends aborts it (Node 24: `FATAL ERROR: Error::New napi_get_last_error_info`).
+   */
+  close(): Promise<void>;
 }
+
+/** Longest wait for the checkpointer's last turn before its thread is stopped. */
+const CHECKPOINTER_STOP_MS = 5000;
 
 /** How often the background checkpointer copies the write-ahead log into the database. */
 const CHECKPOINT_INTERVAL_MS = 500;
@@ -213,10 +221,19 @@ export function openDatabase(dataDir: string, { busyTimeoutMs = 5000, file = nul
       sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     },
     close() {
-      // The checkpointer copies what is left and closes its connection on its own.
-      checkpointer?.postMessage('stop');
+      const worker = checkpointer;
       checkpointer = null;
       if (sqlite.open) sqlite.close();
+      if (!worker) return Promise.resolve();
+      // It copies what is left and closes its own connection; a thread that does not end in
+      // time (a checkpoint stuck on the disk) is stopped.
+      const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      // Held (not unref'd) from now on, so that a process awaiting this stays up until it ends.
+      worker.ref();
+      worker.postMessage('stop');
+      const stop = setTimeout(() => void worker.terminate(), CHECKPOINTER_STOP_MS);
+      stop.unref();
+      return ended.finally(() => clearTimeout(stop));
     },
   };
 }
