@@ -32,12 +32,16 @@ t.test('a listening server copies the write-ahead log into the database in the b
 t.test('closing stops the checkpointer, and is done once its thread has ended', async (t) => {
   const dir = tempDataDir(t);
   const handle = openDatabase(dir);
+  // The process's threads (Linux): the checkpointer is one of them while it lives.
+  const threads = () => (fs.existsSync('/proc/self/task') ? fs.readdirSync('/proc/self/task').length : null);
+  const before = threads();
   handle.startBackgroundCheckpoints();
   // Closed at once, while the thread is most likely still loading SQLite (a process that ended
   // then could abort, on Node 24: seen once in a suite run, not reproducible on demand). The close
-  // settles after the thread's last turn, which closes the last connection: SQLite then removes
-  // the write-ahead log and its index, and nothing reopens them.
+  // settles after the thread has ended, its last turn having closed the last connection: SQLite
+  // then removes the write-ahead log and its index, and nothing reopens them.
   await handle.close();
+  t.equal(threads(), before, 'the checkpointer thread has ended when the close settles');
   t.same(
     fs.readdirSync(dir).filter((name) => name.startsWith('blog.db-')),
     [],
