@@ -4,7 +4,6 @@ import type { Config } from '../src/config.js';
 import { describeDatabase, openBackend, type Backend } from '../src/db/backend.js';
 import type { DbHandle } from '../src/db/sqlite.js';
 import type { Stores } from '../src/stores/index.js';
-import { postgresStores } from '../src/stores/postgres.js';
 import { sqliteStores } from '../src/stores/sqlite.js';
 
 declare module 'fastify' {
@@ -48,7 +47,8 @@ export default fp(
     app.decorate('config', opts.config);
     app.decorate<Backend>('backend', backend);
     // The one place that picks a database's stores.
-    const stores = backend.kind === 'sqlite' ? sqliteStores(backend.sqlite) : postgresStores(backend.postgres);
+    // PostgreSQL's stores are loaded only for a service that runs on it.
+    const stores = backend.kind === 'sqlite' ? sqliteStores(backend.sqlite) : (await import('../src/stores/postgres.js')).postgresStores(backend.postgres);
     app.decorate<Stores>('stores', stores);
     if (backend.kind === 'sqlite') {
       app.decorate('database', backend.sqlite);

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import sharp from 'sharp';
+import { setImageThreads } from '../src/media/images.js';
 import { MediaService } from '../src/media/service.js';
 
 declare module 'fastify' {
@@ -19,7 +19,7 @@ declare module 'fastify' {
 export default fp(
   async function mediaPlugin(app: FastifyInstance) {
     const cores = os.availableParallelism();
-    sharp.concurrency(Math.max(1, cores - 1));
+    setImageThreads(Math.max(1, cores - 1));
     const { usage } = app.stores.knowledge;
     app.decorate(
       'media',

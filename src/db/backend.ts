@@ -1,5 +1,5 @@
 import { databaseFile, openDatabase, SERVER_BUSY_TIMEOUT_MS, type DbHandle, type OpenOptions } from './sqlite.js';
-import { openPostgres, type PostgresHandle } from './postgres.js';
+import type { PostgresHandle } from './postgres.js';
 import type { DatabaseTarget } from './url.js';
 
 /** What opening the database needs of the configuration. */
@@ -46,6 +46,8 @@ const POOL_WAIT_MS = 15_000;
 export async function openBackend(config: DatabaseSettings, options: BackendOptions = {}): Promise<Backend> {
   const target = config.database;
   if (target.kind === 'postgres') {
+    // Loaded only here: a service on SQLite never loads PostgreSQL's driver and stores.
+    const { openPostgres } = await import('./postgres.js');
     const postgres = await openPostgres(target.url, { poolMax: target.poolMax, connectionTimeoutMs: POOL_WAIT_MS, onIdleError: options.onIdleError });
     return {
       kind: 'postgres',

@@ -47,10 +47,7 @@ export type SQL = Core.SQL;
 export type Table = Core.Table;
 
 export const sqliteCore = require('drizzle-orm/sqlite-core') as typeof import('drizzle-orm/sqlite-core');
-export const pgCore = require('drizzle-orm/pg-core') as typeof import('drizzle-orm/pg-core');
 export const betterSqlite3 = require('drizzle-orm/better-sqlite3') as typeof import('drizzle-orm/better-sqlite3');
 export const betterSqlite3Migrator = require('drizzle-orm/better-sqlite3/migrator') as typeof import('drizzle-orm/better-sqlite3/migrator');
-export const nodePostgres = require('drizzle-orm/node-postgres') as typeof import('drizzle-orm/node-postgres');
-export const nodePostgresMigrator = require('drizzle-orm/node-postgres/migrator') as typeof import('drizzle-orm/node-postgres/migrator');
 export const migrator = require('drizzle-orm/migrator') as typeof import('drizzle-orm/migrator');
 export const drizzleErrors = require('drizzle-orm/errors') as typeof import('drizzle-orm/errors');

@@ -1,7 +1,8 @@
 import type { BuildExtraConfigColumns, IsIdentity, IsPrimaryKey, NotNull } from 'drizzle-orm';
 import type { ConvertCustomConfig, ExtraConfigColumn, PgBigInt53BuilderInitial, PgBooleanBuilderInitial, PgColumnBuilderBase, PgCustomColumnBuilder, PgIntegerBuilderInitial, PgJsonbBuilderInitial, PgTableExtraConfigValue, PgTextBuilderInitial, PgTimestampBuilderInitial } from 'drizzle-orm/pg-core';
 import { DialectTables, type AnyColumnSpec, type ColumnConfig, type TableSpec } from './columns.js';
-import { sql, pgCore } from './orm.js';
+import { sql } from './orm.js';
+import { pgCore } from './pg-orm.js';
 
 const { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } = pgCore;
 

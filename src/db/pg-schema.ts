@@ -1,7 +1,8 @@
 import type { SQL } from 'drizzle-orm';
 import { pgTableOf } from './pg-kit.js';
 import * as tables from './tables.js';
-import { sql, pgCore } from './orm.js';
+import { sql } from './orm.js';
+import { pgCore } from './pg-orm.js';
 
 const { customType, index } = pgCore;
 

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { PgContentVersions } from './pg-content-versions.js';
 import { migrationsFolder } from './sqlite.js';
 import { maskDatabaseUrl } from './url.js';
-import { nodePostgres, nodePostgresMigrator, pgCore } from './orm.js';
+import { nodePostgres, nodePostgresMigrator, pgCore } from './pg-orm.js';
 
 const { drizzle } = nodePostgres;
 const { migrate } = nodePostgresMigrator;

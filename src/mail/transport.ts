@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailConfig } from '../config.js';
 import type { MailJobPayload } from './rules.js';
 
@@ -34,11 +35,13 @@ export function smtpOptions(smtpUrl: string) {
 
 /** Nodemailer over SMTP_URL, one connection per message (mail here is a trickle, not a stream). */
 export function smtpTransport(config: MailConfig): MailTransport {
-  const transporter = nodemailer.createTransport(smtpOptions(config.smtpUrl));
+  // Nodemailer is loaded by the first message, not by every start of the service.
+  let transporter: Promise<Transporter<SMTPTransport.SentMessageInfo>> | null = null;
   return {
     async send(message, signal) {
       signal.throwIfAborted();
-      const info = await transporter.sendMail({
+      transporter ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(config.smtpUrl)));
+      const info = await (await transporter).sendMail({
         from: config.from,
         to: message.to,
         replyTo: message.replyTo,
@@ -50,6 +53,6 @@ export function smtpTransport(config: MailConfig): MailTransport {
       });
       return { accepted: info.accepted.length };
     },
-    close: () => transporter.close(),
+    close: () => void transporter?.then((made) => made.close(), () => {}),
   };
 }

@@ -1,10 +1,27 @@
-import sharp from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
 import { AppError } from '../errors.js';
 import { IMAGE_VARIANT_WIDTHS, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, type ImageFormat } from '../limits.js';
 
-// libvips keeps a cache of decoded images and operations for reuse: a server that never
-// processes the same image twice gains nothing from it and would hold its memory.
-sharp.cache(false);
+let libvipsThreads: number | null = null;
+let loadingSharp: Promise<typeof import('sharp')> | null = null;
+
+/** How many threads libvips processes an image on (applied when sharp is loaded). */
+export function setImageThreads(threads: number) {
+  libvipsThreads = threads;
+  if (loadingSharp) void loadingSharp.then((sharp) => sharp.concurrency(threads));
+}
+
+/** sharp (libvips, a large native library) is loaded by the first image, not by every start of the service. */
+function loadSharp() {
+  loadingSharp ??= import('sharp').then(({ default: sharp }) => {
+    // libvips keeps a cache of decoded images and operations for reuse: a server that never
+    // processes the same image twice gains nothing from it and would hold its memory.
+    sharp.cache(false);
+    if (libvipsThreads !== null) sharp.concurrency(libvipsThreads);
+    return sharp;
+  });
+  return loadingSharp;
+}
 
 /** One file written by processing: the original (upright, stripped, at most 2,000 px wide) or a variant. */
 export interface ImageOutput {
@@ -33,7 +50,7 @@ export const invalidImage = (format: ImageFormat, cause?: unknown) =>
   new AppError(422, 'INVALID_IMAGE', `The file is not a readable ${format.toUpperCase()} image (damaged or cut short)`, undefined, { cause });
 
 /** What each format is written with: quality for the web, and an encoder effort that keeps AVIF to seconds. */
-function encode(pipeline: sharp.Sharp, format: ImageFormat): sharp.Sharp {
+function encode(pipeline: Sharp, format: ImageFormat): Sharp {
   switch (format) {
     case 'jpeg':
       return pipeline.jpeg({ quality: 82, progressive: true });
@@ -50,7 +67,8 @@ function encode(pipeline: sharp.Sharp, format: ImageFormat): sharp.Sharp {
 
 /** The header's size, read without decoding a pixel: a decompression bomb is refused here. */
 async function checkedHeader(input: string, format: ImageFormat) {
-  let meta: sharp.Metadata;
+  const sharp = await loadSharp();
+  let meta: Metadata;
   try {
     meta = await sharp(input, { limitInputPixels: false }).metadata();
   } catch (error) {
@@ -72,9 +90,10 @@ async function checkedHeader(input: string, format: ImageFormat) {
  */
 export async function processImage(input: string, format: ImageFormat, outputPath: (label: string) => string): Promise<ProcessedImage> {
   const { frames } = await checkedHeader(input, format);
+  const sharp = await loadSharp();
   const animated = frames > 1 && (format === 'gif' || format === 'webp');
   const source = () => sharp(input, { animated, limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'warning' }).rotate();
-  const write = async (pipeline: sharp.Sharp, as: ImageFormat, label: string): Promise<ImageOutput> => {
+  const write = async (pipeline: Sharp, as: ImageFormat, label: string): Promise<ImageOutput> => {
     const path = outputPath(label);
     const info = await encode(pipeline, as).toFile(path);
     // An animation's height is its frames' stacked; a page is what a reader sees.

@@ -4,7 +4,7 @@ import type { JobHandler } from '../jobs/loop.js';
 import { classifySendError } from '../mail/rules.js';
 import type { PublicPost, PublicSite } from '../public-site/types.js';
 import { fromHeader, newsletterTemplate } from './message.js';
-import { composeNewsletter, newsletterMail, type ComposedNewsletter, type RawMail } from './mime.js';
+import type { ComposedNewsletter, RawMail } from './mime.js';
 import { CLAIM_BATCH, NEWSLETTER_SEND, type NewsletterSendPayload, type NewsletterStore, type RecipientOutcome } from './store.js';
 import type { NewsletterRecipientRow } from './rules.js';
 
@@ -116,6 +116,8 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
       // Each run claims as its own owner: what an earlier, killed run held is someone else's.
       const owner = `${job.leaseOwner ?? 'worker'}:${job.id}:${job.attempts}`;
       const loaded = await deps.source.load(job.siteId, postId);
+      // The MIME writer (Nodemailer's) is loaded by the first send, not by every start of the service.
+      const { composeNewsletter, newsletterMail } = await import('./mime.js');
       // The post is rendered once per run; each recipient's message only splices in what is theirs.
       const mail = loaded && { view: loaded.view, template: newsletterTemplate(loaded.site, loaded.view, loaded.post), from: fromHeader(loaded.site, deps.mailFrom) };
       let composed: ComposedNewsletter | null = null;

@@ -1,4 +1,4 @@
-import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection';
 import type { MailConfig } from '../config.js';
 import { smtpOptions } from '../mail/transport.js';
 import type { DeliverMail, OutgoingMail } from './sender.js';
@@ -38,9 +38,11 @@ export function smtpSession(config: MailConfig): SmtpSession {
     }
   };
 
-  const open = () =>
-    new Promise<SMTPConnection>((resolve, reject) => {
-      const connection = new SMTPConnection(options);
+  const open = async () => {
+    // Nodemailer's SMTP client is loaded by the first message, not by every start of the service.
+    const { default: Client } = await import('nodemailer/lib/smtp-connection');
+    return new Promise<SMTPConnection>((resolve, reject) => {
+      const connection = new Client(options);
       const failed = (error: Error) => {
         connection.close();
         reject(error);
@@ -58,6 +60,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
         connection.login(auth, (error) => (error ? failed(error) : ready()));
       });
     });
+  };
 
   const connection = () => {
     if (!current) {

@@ -12,7 +12,8 @@ import * as sqliteSchema from '../../src/db/schema.js';
 import { foldText, slugify } from '../../src/text/slug.js';
 import { nodeArgs } from '../helpers/built.js';
 import { canControlPostgres, ownPostgres, postgresTests, restartPostgres, startPostgres, stopPostgres } from '../helpers/postgres.js';
-import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table, migrator, pgCore, sqliteCore } from '../../src/db/orm.js';
+import { asc, desc, getTableColumns, getTableName, is, SQL, sql, Table, migrator, sqliteCore } from '../../src/db/orm.js';
+import { pgCore } from '../../src/db/pg-orm.js';
 
 const { readMigrationFiles } = migrator;
 const { getTableConfig: pgTableConfig, PgTable } = pgCore;

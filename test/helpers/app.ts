@@ -10,9 +10,7 @@ import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestR
 import blogApp, { serverOptions, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, DATABASE_FILE } from '../../src/db/sqlite.js';
-import { extractChunks } from '../../src/knowledge/extract.js';
 import { nodeArgs } from './built.js';
-import { startMigratedPostgres } from './postgres.js';
 import { sql } from '../../src/db/orm.js';
 
 export { built, nodeArgs } from './built.js';
@@ -32,6 +30,13 @@ export function tempDataDir(t: Teardown): string {
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
   return dir;
 }
+
+/**
+ * The knowledge extractor run in the test process (the service runs it in a child process):
+ * loaded on a file's first extraction, so a test that uploads nothing does not load Word's and
+ * PDF's readers.
+ */
+const extractInProcess: NonNullable<AppOptions['chunkSource']> = async (...args) => (await import('../../src/knowledge/extract.js')).extractChunks(...args);
 
 /**
  * A SQLite database with every migration applied, made once per test process: a test app starts
@@ -58,7 +63,7 @@ function migratedSqliteFile(): string {
  */
 async function testDatabase(t: Teardown, dataDir: string, env: Record<string, string>): Promise<Record<string, string>> {
   if (env.DATABASE_URL !== undefined) return {};
-  if (onPostgres) return { DATABASE_URL: await startMigratedPostgres(t) };
+  if (onPostgres) return { DATABASE_URL: await (await import('./postgres.js')).startMigratedPostgres(t) };
   fs.copyFileSync(migratedSqliteFile(), path.join(dataDir, DATABASE_FILE));
   return {};
 }
@@ -172,7 +177,7 @@ export async function buildTestApp(t: Teardown, env: Record<string, string> = {}
   const database = await testDatabase(t, dataDir, env);
   const config = testConfig(dataDir, { ...database, ...env });
   const { realExtractor, ...appOptions } = options;
-  const app = await startApp(t, config, { ...appOptions, chunkSource: realExtractor ? undefined : extractChunks });
+  const app = await startApp(t, config, { ...appOptions, chunkSource: realExtractor ? undefined : extractInProcess });
   const site = (await app.sites.authenticate(BOOTSTRAP_KEY))!.site;
   let sqlite: Database.Database | null = null;
   t.teardown(() => sqlite?.close());

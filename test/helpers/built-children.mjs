@@ -7,12 +7,3 @@ import { fileURLToPath } from 'node:url';
 
 const extractor = fileURLToPath(new URL('../../dist/src/knowledge/extract-worker.js', import.meta.url));
 if (!process.env.EXTRACTOR_SCRIPT && fs.existsSync(extractor)) process.env.EXTRACTOR_SCRIPT = extractor;
-
-// tap's process tracker (@tapjs/processinfo, which tap puts in NODE_OPTIONS) follows every
-// process a test starts and records each module it loads, for coverage. Without coverage
-// (`npm test`), the servers, admin commands and extractors the tests start need none of it: it
-// cost each of them about half a second of CPU at start (1.1 s to load the service, 1.65 s with
-// it). `npm run coverage` keeps it.
-if (process.env._TAPJS_PROCESSINFO_COVERAGE_ === '0' && process.env.NODE_OPTIONS?.includes('@tapjs/processinfo')) {
-  process.env.NODE_OPTIONS = process.env.NODE_OPTIONS.replace(/"?--(?:import|loader|require)=[^\s"]*@tapjs\/processinfo[^\s"]*"?/g, '').trim();
-}
