@@ -7,7 +7,7 @@ import t from 'tap';
 import { runAdmin } from '../../src/admin/cli.js';
 import { loadConfig } from '../../src/config.js';
 import { lockDataDir } from '../../src/db/lock.js';
-import { buildTestApp, failedStart, projectRoot, spawnServer, tempDataDir, waitFor } from '../helpers/app.js';
+import { BOOTSTRAP_KEY, buildTestApp, failedStart, projectRoot, spawnServer, startService, tempDataDir, waitFor } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
 
 /** A TCP port something else is listening on, for as long as the test runs. */
@@ -151,4 +151,36 @@ t.test('one rule for errors clients meet: enums, folding filters, unknown file i
   const two = await ctx.call({ method: 'POST', url: '/api/v1/knowledge', headers: body.headers, payload: body.payload });
   t.equal(two.statusCode, 400);
   t.same(two.json().error.details, [{ path: '/body/file', message: 'exactly one file part named "file"' }]);
+});
+
+t.test('a service on SQLite starts and serves pages without loading what only some requests use', async (t) => {
+  const dataDir = tempDataDir(t);
+  const record = path.join(dataDir, 'modules.json');
+  const recorder = new URL('../helpers/record-modules.mjs', import.meta.url).href;
+  const service = await startService({
+    DATA_DIR: dataDir,
+    GENERATOR: 'builtin',
+    SMTP_URL: 'smtp://127.0.0.1:2525',
+    MAIL_FROM: 'blog@example.test',
+    RECORD_MODULES_TO: record,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${recorder}`,
+  });
+  const authorization = `Bearer ${BOOTSTRAP_KEY}`;
+  const created = await fetch(`${service.url}/api/v1/posts`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Hello', content: 'A first post.', isDraft: false }),
+  });
+  t.equal(created.status, 201, 'a post published through the API');
+  const site = await (await fetch(`${service.url}/api/v1/site`, { headers: { authorization } })).json();
+  t.equal((await fetch(`${service.url}/sites/${site.data.site.handle}/`)).status, 200, 'the index page');
+  service.child.kill('SIGTERM');
+  t.equal(await service.exited, 0);
+  const loaded: string[] = JSON.parse(fs.readFileSync(record, 'utf8'));
+  const packages = new Set(loaded.map((file) => file.match(/^(@[^/]+\/[^/]+|[^/]+)/)![1]));
+  // What it needs is there: the record is of this service.
+  for (const needed of ['fastify', 'better-sqlite3', 'drizzle-orm', 'markdown-it']) t.ok(packages.has(needed), `${needed} loaded`);
+  // PostgreSQL's driver, images, mail (set up, but nothing sent), Word and PDF readers, S3: loaded when first used.
+  for (const unused of ['pg', 'sharp', 'nodemailer', 'mammoth', 'word-extractor', 'unpdf', '@aws-sdk/client-s3']) t.notOk(packages.has(unused), `${unused} not loaded`);
+  t.notOk(loaded.some((file) => file.startsWith('drizzle-orm/node-postgres/')), "drizzle's PostgreSQL driver not loaded");
 });
