@@ -9,7 +9,7 @@ import { AppError, validationError } from './errors.js';
 import { jsonDepthExceeds } from './json.js';
 import { redactUrl } from './log-redact.js';
 import { closeObjects, unknownFieldErrors } from './unknown-fields.js';
-import { compiledOnce, sharedSerializers } from './compiled-once.js';
+import { compiledOnce, onFirstCall, sharedSerializers } from './compiled-once.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 import { ErrorEnvelope, SiteSchema } from './schemas/common.js';
 import accountsPlugin from '../plugins/accounts.js';
@@ -163,7 +163,7 @@ function buildValidators() {
     const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean };
     ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && !Number.isNaN(Date.parse(text)) });
   }
-  const compileBody = compiledOnce((schema: object) => {
+  const compileBody = compiledOnce((schema: object) => onFirstCall(() => {
     const closed = closeObjects(schema);
     const validate = body.compile(closed);
     let findAll: ValidateFunction | undefined;
@@ -180,8 +180,8 @@ function buildValidators() {
     };
     validateBody.errors = null as ErrorObject[] | null | undefined;
     return validateBody;
-  });
-  return { compileBody, compileText: compiledOnce((schema: object) => text.compile(schema)) };
+  }));
+  return { compileBody, compileText: compiledOnce((schema: object) => onFirstCall(() => text.compile(schema))) };
 }
 
 /** The validators, built (and their route schemas compiled) once per process: see compiledOnce. */

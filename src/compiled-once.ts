@@ -1,5 +1,5 @@
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
 
 /**
  * A compile step kept for the life of the process, by the schema's JSON text. Every app is
@@ -21,6 +21,29 @@ export function compiledOnce<T>(compile: (schema: object) => T): (schema: object
   };
 }
 
+/** A validator as Fastify calls it: false when the data fails, and then `errors` says why. */
+export type Validator = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
+
+/**
+ * A route's validator compiled on the route's first request, not when the app is built: the
+ * service has some 150 routes, a process uses a few of them (a test) or spreads its first
+ * requests over time (a server), and compiling them all took about half a second of every
+ * start. A schema Ajv cannot compile now fails its route's first request rather than the start:
+ * the tests send every operation of the OpenAPI document valid and invalid requests
+ * (test/app/fuzz.test.ts), which compiles every route's validators and serializers.
+ */
+export function onFirstCall(compile: () => Validator): Validator {
+  let compiled: Validator | undefined;
+  const validate: Validator = (data) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null;
+  return validate;
+}
+
 type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
 
 const serializerCompilers = new Map<string, ReturnType<SerializerFactory>>();
@@ -28,7 +51,7 @@ const buildSerializers = SerializerSelector();
 
 /**
  * Fastify's own response serializers (fast-json-stringify, through its compiler), each compiled
- * once per process for a given set of shared schemas and options.
+ * once per process for a given set of shared schemas and options, on its first use.
  */
 export const sharedSerializers: SerializerFactory = (externalSchemas, options) => {
   const key = JSON.stringify([externalSchemas, options]);
@@ -40,7 +63,9 @@ export const sharedSerializers: SerializerFactory = (externalSchemas, options) =
       const text = JSON.stringify(route.schema);
       let serialize = bySchema.get(text);
       if (serialize === undefined) {
-        serialize = build(route as never);
+        // Compiled on the route's first response (see onFirstCall).
+        let compiled: ReturnType<typeof build> | undefined;
+        serialize = (data: unknown) => (compiled ??= build(route as never))(data);
         bySchema.set(text, serialize);
       }
       return serialize;

@@ -1,5 +1,5 @@
 import tap from 'tap';
-import { compiledOnce, sharedSerializers } from '../../src/compiled-once.js';
+import { compiledOnce, onFirstCall, sharedSerializers, type Validator } from '../../src/compiled-once.js';
 
 tap.test('a schema is compiled once per JSON text, and different schemas each get their own', async (t) => {
   const compiled: string[] = [];
@@ -28,4 +28,39 @@ tap.test('serializers: shared per schema and shared schemas; each serializes by 
   t.equal(other({ n: 3 }), '{"n":"3"}');
   const otherShared = sharedSerializers({ Site: { $id: 'Site', type: 'object', properties: { id: { type: 'string' } } } }, {})(route(schema) as never);
   t.equal(otherShared({ site: { name: 'Notes', id: 's1' }, n: 1 }), '{"site":{"id":"s1"},"n":1}', 'other shared schemas: compiled again');
+});
+
+tap.test('a validator is compiled on its first call, once, and passes on what its compiled function says', async (t) => {
+  let compiles = 0;
+  const validate = onFirstCall(() => {
+    compiles++;
+    const compiled: Validator = (data) => {
+      const valid = typeof data === 'string';
+      compiled.errors = valid ? null : [{ keyword: 'type', instancePath: '', schemaPath: '#/type', params: { type: 'string' }, message: 'must be string' }];
+      return valid;
+    };
+    return compiled;
+  });
+  t.equal(compiles, 0, 'nothing compiled before the first call');
+  t.equal(validate.errors, null);
+  t.equal(validate(3), false);
+  t.match(validate.errors, [{ keyword: 'type', message: 'must be string' }], 'the errors of the call that failed');
+  t.equal(validate('three'), true);
+  t.equal(validate.errors, null, 'cleared by a call that passed');
+  t.equal(compiles, 1, 'compiled once');
+
+  const broken = onFirstCall(() => {
+    throw new Error('schema is invalid');
+  });
+  t.throws(() => broken({}), /schema is invalid/, "a schema that does not compile fails its route's first request");
+});
+
+tap.test('a serializer is compiled on its first use', async (t) => {
+  const route = { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, method: 'GET', url: '/lazy', httpStatus: '200' };
+  // A reference to a shared schema that does not exist: fast-json-stringify refuses it when it compiles.
+  const missing = { schema: { type: 'object', properties: { site: { $ref: 'Nowhere#' } } }, method: 'GET', url: '/lazy', httpStatus: '200' };
+  const serializers = sharedSerializers({}, {});
+  const broken = serializers(missing as never);
+  t.throws(() => broken({ site: {} }), 'compiled, and refused, on first use');
+  t.equal(serializers(route as never)({ n: 4.2 }), '{"n":4}');
 });
