@@ -25,6 +25,9 @@ const require = createRequire(import.meta.url);
 const typescriptVersion = require('typescript/package.json').version;
 const tsconfigText = fs.readFileSync(path.join(root, 'tsconfig.json'), 'utf8');
 
+// Changed whenever this loader's own compiler options change: the cache keys include it.
+const OUTPUT_FORM = 3;
+
 let compilerOptions = null;
 /** The project's options, as the compiler reads tsconfig.json, made fit for one module at a time. */
 function options(ts) {
@@ -37,10 +40,15 @@ function options(ts) {
     // The package is ESM ("type": "module"): each .ts module is emitted as one.
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
-    // Stack traces name the TypeScript lines (the tests run with --enable-source-maps).
+    // Stack traces name the TypeScript lines (the tests run with --enable-source-maps). The
+    // output sits where its source is (no outDir): the map names the source beside it.
+    outDir: undefined,
+    rootDir: undefined,
     sourceMap: false,
     inlineSourceMap: true,
-    inlineSources: true,
+    // Without the source's text: the map points at the .ts file itself, where stack traces and
+    // coverage read it (the text made every module's map, decoded at each load, twice as big).
+    inlineSources: false,
     declaration: false,
     noEmit: false,
   };
@@ -57,20 +65,21 @@ const isProjectTypeScript = (url) => url.startsWith('file:') && /\.m?ts$/.test(u
 
 registerHooks({
   resolve(specifier, context, nextResolve) {
-    try {
-      return nextResolve(specifier, context);
-    } catch (error) {
-      // `./store.js` from a TypeScript module: the source beside it is `./store.ts`.
-      const parent = context.parentURL ?? '';
-      if (error?.code !== 'ERR_MODULE_NOT_FOUND' || !isProjectTypeScript(parent) || !/^\.{1,2}\/.*\.m?js$/.test(specifier)) throw error;
-      return nextResolve(specifier.replace(/js$/, 'ts'), context);
+    // `./store.js` from a TypeScript module: the source beside it is `./store.ts`. Looked for
+    // first (one stat), not after Node failed to find the `.js` (an error built for each of the
+    // few hundred project modules a process loads).
+    const parent = context.parentURL ?? '';
+    if (/^\.{1,2}\/.*\.m?js$/.test(specifier) && isProjectTypeScript(parent)) {
+      const source = specifier.replace(/js$/, 'ts');
+      if (fs.existsSync(fileURLToPath(new URL(source, parent)))) return nextResolve(source, context);
     }
+    return nextResolve(specifier, context);
   },
   load(url, context, nextLoad) {
     if (!isProjectTypeScript(url)) return nextLoad(url, context);
     const file = fileURLToPath(url.split('?')[0]);
     const text = fs.readFileSync(file, 'utf8');
-    const key = createHash('sha256').update(JSON.stringify([process.versions.node, typescriptVersion, tsconfigText, file, text])).digest('hex');
+    const key = createHash('sha256').update(JSON.stringify([process.versions.node, typescriptVersion, tsconfigText, OUTPUT_FORM, file, text])).digest('hex');
     const entry = path.join(cacheDir, key.slice(0, 2), `${key.slice(2)}.js`);
     if (useCache) {
       try {
