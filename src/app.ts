@@ -181,10 +181,10 @@ function buildValidators() {
     validateBody.errors = null as ErrorObject[] | null | undefined;
     return validateBody;
   }));
-  return { compileBody, compileText: compiledOnce((schema: object) => onFirstCall(() => text.compile(schema))) };
+  return { compileBody, compileText: compiledOnce((schema: object) => onFirstCall(() => text.compile(schema), { withContext: true })) };
 }
 
-/** The validators, built (and their route schemas compiled) once per process: see compiledOnce. */
+/** The validators, built once per process (each route schema compiled on its first request): see compiled-once.ts. */
 let validators: ReturnType<typeof buildValidators> | undefined;
 
 /**

@@ -2,8 +2,9 @@ import { createRequire } from 'node:module';
 import type * as Core from 'drizzle-orm';
 
 /*
- * drizzle-orm, loaded as CommonJS: the service's modules take drizzle's values from here (types
- * they still import from drizzle-orm itself, which costs nothing at run time).
+ * drizzle-orm, loaded as CommonJS: the service's modules take drizzle's values from here, and
+ * PostgreSQL's entry points from pg-orm.ts (types they still import from drizzle-orm itself,
+ * which costs nothing at run time).
  *
  * Why: for every ES module it loads, Node 24 looks up the package's package.json and parses its
  * whole `exports` field again. drizzle's is 179 kB (447 entry points) and its ES build is some

@@ -40,7 +40,11 @@ export function smtpTransport(config: MailConfig): MailTransport {
   return {
     async send(message, signal) {
       signal.throwIfAborted();
-      transporter ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(config.smtpUrl)));
+      if (!transporter) {
+        transporter = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(config.smtpUrl)));
+        // A load that failed is tried again by the next message.
+        transporter.catch(() => (transporter = null));
+      }
       const info = await (await transporter).sendMail({
         from: config.from,
         to: message.to,

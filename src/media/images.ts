@@ -8,7 +8,7 @@ let loadingSharp: Promise<typeof import('sharp')> | null = null;
 /** How many threads libvips processes an image on (applied when sharp is loaded). */
 export function setImageThreads(threads: number) {
   libvipsThreads = threads;
-  if (loadingSharp) void loadingSharp.then((sharp) => sharp.concurrency(threads));
+  if (loadingSharp) void loadingSharp.then((sharp) => sharp.concurrency(threads), () => {});
 }
 
 /** sharp (libvips, a large native library) is loaded by the first image, not by every start of the service. */
@@ -20,6 +20,8 @@ function loadSharp() {
     if (libvipsThreads !== null) sharp.concurrency(libvipsThreads);
     return sharp;
   });
+  // A load that failed (a broken install, no file descriptors left) is tried again by the next image.
+  loadingSharp.catch(() => (loadingSharp = null));
   return loadingSharp;
 }
 

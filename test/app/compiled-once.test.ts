@@ -1,5 +1,6 @@
 import tap from 'tap';
-import { compiledOnce, onFirstCall, sharedSerializers, type Validator } from '../../src/compiled-once.js';
+import { compiledOnce, compileEveryRouteSchema, onFirstCall, sharedSerializers, type Validator } from '../../src/compiled-once.js';
+import { buildTestApp } from '../helpers/app.js';
 
 tap.test('a schema is compiled once per JSON text, and different schemas each get their own', async (t) => {
   const compiled: string[] = [];
@@ -63,4 +64,32 @@ tap.test('a serializer is compiled on its first use', async (t) => {
   const broken = serializers(missing as never);
   t.throws(() => broken({ site: {} }), 'compiled, and refused, on first use');
   t.equal(serializers(route as never)({ n: 4.2 }), '{"n":4}');
+});
+
+tap.test("an Ajv validator gets Fastify's context; a body validator is called with the data alone", async (t) => {
+  const seen: unknown[][] = [];
+  const make = () => {
+    const compiled: Validator = (...args: unknown[]) => {
+      seen.push(args);
+      return true;
+    };
+    return compiled;
+  };
+  const ajvLike = onFirstCall(make, { withContext: true });
+  const plain = onFirstCall(make);
+  t.ok(ajvLike.schemaEnv, 'Fastify passes the request as the data parent');
+  t.notOk(plain.schemaEnv);
+  const context = { instancePath: '', parentData: {}, parentDataProperty: 'query', rootData: {}, dynamicAnchors: {} };
+  ajvLike({ a: '1' }, context);
+  plain({ b: 2 }, context);
+  t.same(seen, [[{ a: '1' }, context], [{ b: 2 }]]);
+});
+
+tap.test("every route schema of the service compiles", async (t) => {
+  compileEveryRouteSchema();
+  await buildTestApp(t);
+  const compiled = compileEveryRouteSchema();
+  // Some 150 routes, each with a body, query, params or responses (identical schemas compiled once).
+  t.ok(compiled > 80, `${compiled} distinct validators and serializers compiled`);
+  t.equal(compileEveryRouteSchema(), 0, 'none left');
 });
