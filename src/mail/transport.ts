@@ -1,6 +1,7 @@
 import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailConfig } from '../config.js';
+import { loadedOnFirstUse } from '../load-on-use.js';
 import type { MailJobPayload } from './rules.js';
 
 /** What the send job needs of a mail transport: one message out, its acceptance back. */
@@ -36,16 +37,16 @@ export function smtpOptions(smtpUrl: string) {
 /** Nodemailer over SMTP_URL, one connection per message (mail here is a trickle, not a stream). */
 export function smtpTransport(config: MailConfig): MailTransport {
   // Nodemailer is loaded by the first message, not by every start of the service.
-  let transporter: Promise<Transporter<SMTPTransport.SentMessageInfo>> | null = null;
+  let made: Transporter<SMTPTransport.SentMessageInfo> | null = null;
+  const transporter = loadedOnFirstUse(async () => {
+    const { default: nodemailer } = await import('nodemailer');
+    made = nodemailer.createTransport(smtpOptions(config.smtpUrl));
+    return made;
+  });
   return {
     async send(message, signal) {
       signal.throwIfAborted();
-      if (!transporter) {
-        transporter = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpOptions(config.smtpUrl)));
-        // A load that failed is tried again by the next message.
-        transporter.catch(() => (transporter = null));
-      }
-      const info = await (await transporter).sendMail({
+      const info = await (await transporter()).sendMail({
         from: config.from,
         to: message.to,
         replyTo: message.replyTo,
@@ -57,6 +58,6 @@ export function smtpTransport(config: MailConfig): MailTransport {
       });
       return { accepted: info.accepted.length };
     },
-    close: () => void transporter?.then((made) => made.close(), () => {}),
+    close: () => made?.close(),
   };
 }

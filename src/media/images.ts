@@ -1,29 +1,27 @@
 import type { Metadata, Sharp } from 'sharp';
 import { AppError } from '../errors.js';
 import { IMAGE_VARIANT_WIDTHS, MAX_IMAGE_PIXELS, MAX_IMAGE_WIDTH, type ImageFormat } from '../limits.js';
+import { loadedOnFirstUse } from '../load-on-use.js';
 
 let libvipsThreads: number | null = null;
-let loadingSharp: Promise<typeof import('sharp')> | null = null;
+let loadedSharp: typeof import('sharp') | null = null;
 
 /** How many threads libvips processes an image on (applied when sharp is loaded). */
 export function setImageThreads(threads: number) {
   libvipsThreads = threads;
-  if (loadingSharp) void loadingSharp.then((sharp) => sharp.concurrency(threads), () => {});
+  loadedSharp?.concurrency(threads);
 }
 
 /** sharp (libvips, a large native library) is loaded by the first image, not by every start of the service. */
-function loadSharp() {
-  loadingSharp ??= import('sharp').then(({ default: sharp }) => {
-    // libvips keeps a cache of decoded images and operations for reuse: a server that never
-    // processes the same image twice gains nothing from it and would hold its memory.
-    sharp.cache(false);
-    if (libvipsThreads !== null) sharp.concurrency(libvipsThreads);
-    return sharp;
-  });
-  // A load that failed (a broken install, no file descriptors left) is tried again by the next image.
-  loadingSharp.catch(() => (loadingSharp = null));
-  return loadingSharp;
-}
+const loadSharp = loadedOnFirstUse(async () => {
+  const { default: sharp } = await import('sharp');
+  // libvips keeps a cache of decoded images and operations for reuse: a server that never
+  // processes the same image twice gains nothing from it and would hold its memory.
+  sharp.cache(false);
+  if (libvipsThreads !== null) sharp.concurrency(libvipsThreads);
+  loadedSharp = sharp;
+  return sharp;
+});
 
 /** One file written by processing: the original (upright, stripped, at most 2,000 px wide) or a variant. */
 export interface ImageOutput {

@@ -1,5 +1,6 @@
 import tap from 'tap';
 import { compiledOnce, compileEveryRouteSchema, onFirstCall, sharedSerializers, type Validator } from '../../src/compiled-once.js';
+import { loadedOnFirstUse } from '../../src/load-on-use.js';
 import { buildTestApp } from '../helpers/app.js';
 
 tap.test('a schema is compiled once per JSON text, and different schemas each get their own', async (t) => {
@@ -92,4 +93,22 @@ tap.test("every route schema of the service compiles", async (t) => {
   // Some 150 routes, each with a body, query, params or responses (identical schemas compiled once).
   t.ok(compiled > 80, `${compiled} distinct validators and serializers compiled`);
   t.equal(compileEveryRouteSchema(), 0, 'none left');
+});
+
+tap.test('a library loaded on first use: one load shared by its callers, and a failed one tried again', async (t) => {
+  let loads = 0;
+  let fail = true;
+  const library = loadedOnFirstUse(async () => {
+    loads++;
+    if (fail) throw new Error('EMFILE: too many open files');
+    return { loaded: loads };
+  });
+  t.equal(loads, 0, 'nothing loaded before the first call');
+  await t.rejects(library(), /EMFILE/);
+  fail = false;
+  const [a, b] = await Promise.all([library(), library()]);
+  t.equal(a, b, 'callers at once share one load');
+  t.same(a, { loaded: 2 }, 'the failed load was not kept');
+  t.equal(await library(), a);
+  t.equal(loads, 2);
 });

@@ -12,7 +12,6 @@
 //    inherited, does.
 // 2. Node's compile cache: each process compiles the same modules (V8's code cache, kept on disk
 //    and shared by all of them).
-import fs from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -27,6 +26,6 @@ if (process.env.NODE_OPTIONS?.includes('test/helpers/test-process.mjs')) {
   process.env.NODE_OPTIONS = process.env.NODE_OPTIONS.replace(/--import=\S*test\/helpers\/test-process\.mjs/, `--import=${pathToFileURL(self)}`);
 }
 
-if (process.env.TAP_COMPILE_CACHE !== '0' && fs.existsSync(path.join(root, 'node_modules'))) {
+if (process.env.TAP_COMPILE_CACHE !== '0') {
   module.enableCompileCache?.(path.join(root, 'node_modules/.cache/node-compile-cache'));
 }
