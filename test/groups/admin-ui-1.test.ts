@@ -1,0 +1,7 @@
+// 2 test files in one test process (see test/helpers/test-group.ts).
+import { runGroup } from '../helpers/test-group.js';
+
+await runGroup([
+  'test/admin-ui/accounts-mail.test.ts',
+  'test/admin-ui/browser.test.ts',
+]);
