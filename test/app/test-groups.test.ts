@@ -4,9 +4,11 @@
  * twice, a file excluded but in no group would never run. Members run in the test process
  * itself: none starts the service as a real process or stops a PostgreSQL of its own.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import t from 'tap';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -60,4 +62,21 @@ t.test('members run in the test process: no real server, no PostgreSQL of their 
   for (const member of members) {
     t.notMatch(fs.readFileSync(path.join(root, member), 'utf8'), /\bstartService\(|node:child_process|\bownPostgres\(|compileEveryRouteSchema/, `${member} runs in process`);
   }
+});
+
+t.test('a group runs each member as its subtest: a member that skips itself skips only itself, its teardowns run when its tests end', async (t) => {
+  const members = ['member-skips.ts', 'member-tests.ts', 'member-after.ts'].map((name) => `test/fixtures/test-group/${name}`);
+  const code = `import { runGroup } from './test/helpers/test-group.ts'; await runGroup(${JSON.stringify(members)});`;
+  // A process of its own, as tap starts a group, but outside this run: none of tap's variables.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^_?TAP/.test(name) && name !== 'NODE_OPTIONS'));
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import=./test/helpers/typescript-loader.mjs', '--input-type=module', '-e', code], { cwd: root, env });
+  const lines = stdout.split('\n').map((line) => line.trim());
+  t.ok(lines.includes('ok 1 - test/fixtures/test-group/member-skips.ts # SKIP skipped on purpose'), 'the first member skipped itself');
+  const line = (start: string) => lines.findIndex((text) => text.startsWith(start));
+  const test = line('ok 1 - a test of the second member');
+  const teardown = line('# teardown of member-tests');
+  const third = line('# Subtest: test/fixtures/test-group/member-after.ts');
+  t.ok(test > 0 && teardown > test && third > teardown, 'the second member ran, then its teardown, then the third member');
+  t.ok(line('ok 3 - test/fixtures/test-group/member-after.ts') > third, 'the third member ran');
+  t.match(stdout, /^1\.\.3$/m, 'three members, nothing at the root besides them');
 });
