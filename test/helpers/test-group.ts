@@ -7,16 +7,16 @@ import t from 'tap';
  * Several test files in one test process. Every test process pays about 2 s of CPU before its
  * first test (tap itself, loading the service and its libraries, the first app's warm-up), the
  * same for a file of five tests as for one of five hundred: over the suite's many small files
- * that was a sixth of its time. Files whose tests run in the process itself (app.inject, an
- * SMTP server or a database in the test process, no real server started) are run a few at a
- * time by the group files of test/groups/: each member runs as a subtest named by its path,
+ * that was a sixth of its time. Files whose service runs in the test process itself (app.inject,
+ * or an app listening there for Chromium to drive; an SMTP server or a database in the process;
+ * no real server started) are run a few at a time by the group files of test/groups/: each member runs as a subtest named by its path,
  * one member after the other, as it would alone.
  *
  * While a member's module loads, the root test's methods that a file uses at its top level
  * (defining tests, its timeout, plan and teardowns, a skip) act on the member's subtest instead:
  * its tests nest under its name, its teardowns run when its own tests end, and a member that
  * skips itself (no PostgreSQL here) skips only itself. tap's `exclude` in .taprc keeps the
- * members from also running one by one; test/groups/groups.test.ts checks the two lists agree.
+ * members from also running one by one; test/app/test-groups.test.ts checks the two lists agree.
  * A member still runs alone when named: `npx tap test/sites/domains.test.ts`.
  */
 
