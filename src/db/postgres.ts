@@ -59,6 +59,11 @@ export async function namedQuery<R extends Record<string, unknown>>(db: PgExecut
   return (await connectionOf(db).query<R>({ name, text, values })).rows;
 }
 
+/** namedQuery for a statement that returns no rows: how many rows it changed. */
+export async function namedChange(db: PgExecutor, name: string, text: string, values: unknown[]): Promise<number> {
+  return (await connectionOf(db).query({ name, text, values })).rowCount ?? 0;
+}
+
 /** What an executor runs its statements on: the pool, or a transaction's own connection. */
 export const connectionOf = (db: PgExecutor) => (db as unknown as { session: { client: pg.Pool | pg.PoolClient } }).session.client;
 

@@ -13,8 +13,8 @@ import type { NewsletterRecipientRow } from './rules.js';
  * sends one message per recipient (the post rendered and composed once, each message spliced
  * from it: mime.ts), one SMTP transaction at a time over one connection (smtp-session.ts), recording each
  * outcome as soon as the server has answered. The record of one message is written while the
- * next one's transaction runs, but that message's end of data waits for the record to commit
- * (endingAfter): a process killed mid-send leaves at most the recipient of the transaction in
+ * next one's transaction runs (its envelope and its data go out meanwhile), but that message's
+ * end of data waits for the record to commit (endingAfter): a process killed mid-send leaves at most the recipient of the transaction in
  * flight accepted and unrecorded; its claim runs out and the recipient is mailed again; every
  * other recipient is either recorded as sent or still due. Several instances claim disjoint
  * batches (FOR UPDATE SKIP LOCKED).
@@ -34,27 +34,29 @@ export interface NewsletterSource {
   load(siteId: string, postId: string): Promise<{ site: Site; view: PublicSite; post: PublicPost } | null>;
 }
 
-/** One message out: its envelope, and its raw MIME as a stream whose end the sender may hold back (endingAfter). */
+/** One message out: its envelope, and its raw MIME, whole or as a stream whose end the sender holds back (endingAfter). */
 export interface OutgoingMail {
   envelope: RawMail['envelope'];
-  raw: Readable;
+  raw: string | Readable;
 }
 
 /** One message out, the SMTP server's answer back; errors carry Nodemailer's `responseCode`. */
 export type DeliverMail = (mail: OutgoingMail) => Promise<void>;
 
 /**
- * A message's raw MIME as a stream that gives it, and ends, only once `after` has resolved.
- * Nodemailer writes the SMTP end of data ("\r\n.\r\n") when the message stream ends (its
- * DataStream's flush), so the server cannot accept the message before then; held whole, the
- * message and its end go out together. Should `after` fail, the stream fails unended: the
- * transaction is abandoned and the server keeps nothing of it.
+ * A message's raw MIME as a stream that gives it at once but ends only once `after` has
+ * resolved. Nodemailer writes the SMTP end of data ("\r\n.\r\n") when the message stream ends
+ * (its DataStream's flush), so the server cannot accept the message before then; the message
+ * itself travels (and the server reads it) while `after` is still on its way, and only the end
+ * waits. Should `after` fail, the stream fails unended: the transaction is abandoned and the
+ * server keeps nothing of it.
  */
 export function endingAfter(raw: string, after: Promise<unknown>): Readable {
   const stream = new PassThrough();
+  stream.write(raw);
   after.then(
     () => {
-      if (!stream.destroyed) stream.end(raw);
+      if (!stream.destroyed) stream.end();
     },
     (error: unknown) => stream.destroy(error instanceof Error ? error : new Error(String(error))),
   );
@@ -139,8 +141,12 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
           }
           // The record of the message before: the next message's end of data waits for its commit.
           let recorded: Promise<void> = Promise.resolve();
+          // Whether it has committed: then the next message goes whole, without a stream to hold its end.
+          let committed = true;
           const record = (recipient: NewsletterRecipientRow, outcome: RecipientOutcome) => {
+            committed = false;
             const settled = newsletters.settle(recipient, owner, outcome).then((kept) => {
+              committed = true;
               if (!kept) deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
               else if (outcome.status === 'sent') sent++;
             });
@@ -161,7 +167,7 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
             const { envelope, raw } = newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken);
             let outcome: RecipientOutcome;
             try {
-              await deps.deliver({ envelope, raw: endingAfter(raw, recorded) });
+              await deps.deliver({ envelope, raw: committed ? raw : endingAfter(raw, recorded) });
               outcome = { status: 'sent' };
             } catch (error) {
               // A record that failed failed this message too (its data was never ended): that failure is the one to tell.

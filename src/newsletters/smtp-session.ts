@@ -88,13 +88,14 @@ export function smtpSession(config: MailConfig): SmtpSession {
     async deliver(mail) {
       if (closed) throw Object.assign(new Error('The SMTP session is closed'), { code: 'ECONNECTION' });
       if (idle) clearTimeout(idle);
-      // The message's stream may fail (its record failed) before the connection listens to it,
+      // A message held as a stream may fail (its record failed) before the connection listens to it,
       // or after the connection failed: kept here, never an unhandled error; such a message is
       // not sent at all.
       let failure: Error | null = null;
-      mail.raw.on('error', (error: Error) => (failure ??= error));
+      const { raw } = mail;
+      if (typeof raw !== 'string') raw.on('error', (error: Error) => (failure ??= error));
       const open = await connection();
-      if (failure || mail.raw.destroyed) throw failure ?? new Error('The message stream was destroyed before it was sent');
+      if (failure || (typeof raw !== 'string' && raw.destroyed)) throw failure ?? new Error('The message stream was destroyed before it was sent');
       try {
         await send(open, mail);
       } catch (error) {

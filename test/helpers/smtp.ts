@@ -28,6 +28,8 @@ export interface Mailbox {
   refuse: Map<string, number>;
   /** The connections clients have made, in order (the server's end of each). */
   connections: Socket[];
+  /** Bytes of message data read so far, of messages whose data has not ended too. */
+  dataBytes(): number;
   /** Resolves with the `n`th message (1-based) to arrive. */
   nth(n: number): Promise<Received>;
   /** Resolves with the first message to `address` (lower case) that satisfies `match`. */
@@ -44,6 +46,7 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
   let refusals: { left: number; code: number } = { left: 0, code: 0 };
   const refuse = new Map<string, number>();
   const connections: Socket[] = [];
+  let dataBytes = 0;
   const refusal = (code: number) => Object.assign(new Error(code >= 500 ? 'No such user here' : 'Try again later'), { responseCode: code });
   const server = new SMTPServer({
     disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
@@ -65,7 +68,10 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        dataBytes += chunk.length;
+      });
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         simpleParser(raw).then(
@@ -103,6 +109,7 @@ export async function startMailbox(t: Teardown, auth?: { user: string; pass: str
     },
     refuse,
     connections,
+    dataBytes: () => dataBytes,
     nth: (n) => waitFor(() => received[n - 1], `mail number ${n} to arrive`),
     to: (address, match = () => true) => waitFor(() => received.find((mail) => mail.rcptTo.includes(address) && match(mail)), `a mail to ${address}`),
   };

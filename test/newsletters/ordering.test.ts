@@ -53,9 +53,16 @@ const run = (store: NewsletterStore, deliver: DeliverMail) =>
     log: { warn: () => {} },
   }).run({ postId: 'post' }, new AbortController().signal, { id: 'job', siteId: 'site', attempts: 1, leaseOwner: 'test' } as never);
 
-/** Reads a message stream to its end, telling in `events` when it ended (when Nodemailer would write the end of data). */
-const readAll = (raw: Readable, events: string[], to: string) =>
+/**
+ * Reads a message to its end, telling in `events` when it ended (when Nodemailer would write the
+ * end of data): at once for a message given whole (the record before it had committed).
+ */
+const readAll = (raw: string | Readable, events: string[], to: string) =>
   new Promise<void>((resolve, reject) => {
+    if (typeof raw === 'string') {
+      events.push(`data ended ${to}`);
+      return resolve();
+    }
     raw.on('data', () => {});
     raw.on('end', () => {
       events.push(`data ended ${to}`);
@@ -158,5 +165,50 @@ t.test('over SMTP, a message whose stream fails is never accepted; the connectio
     mailbox.received.map((mail) => mail.rcptTo),
     [['next@example.com']],
     'only the message whose stream ended arrived',
+  );
+});
+
+t.test("over SMTP, a held message's data reaches the server at once; only its end waits, and a failed record drops it", async (t) => {
+  const mailbox = await startMailbox(t);
+  const smtp = smtpSession({ smtpUrl: mailbox.url, from: 'news@example.com' } as never);
+  t.teardown(() => smtp.close());
+  const composed = await composeNewsletter({ subject: 'S', text: 'Hello.', html: '<p>Hello.</p>' } as never, { name: 'N', address: 'news@example.com' });
+  const message = (to: string) => newsletterMail(composed, view, to, 'tok');
+  const hold = () => {
+    let release!: () => void;
+    let fail!: (error: Error) => void;
+    const record = new Promise<void>((resolve, reject) => ((release = resolve), (fail = reject)));
+    return { record, release, fail };
+  };
+  const waitForData = async (bytes: number) => {
+    for (let turns = 0; turns < 500 && mailbox.dataBytes() < bytes; turns++) await new Promise((resolve) => setTimeout(resolve, 2));
+  };
+
+  const first = message('first@example.com');
+  const firstRecord = hold();
+  const firstSent = smtp.deliver({ envelope: first.envelope, raw: endingAfter(first.raw, firstRecord.record) });
+  // smtp-server reads the message less its dot-stuffing, and holds back its last few bytes until
+  // it knows they are not the end of data.
+  const nearlyAll = (raw: string) => raw.length - 8;
+  await waitForData(nearlyAll(first.raw));
+  t.ok(mailbox.dataBytes() >= nearlyAll(first.raw), `the whole message reached the server while its record was still on its way (${mailbox.dataBytes()} of ${first.raw.length})`);
+  t.same(mailbox.received, [], 'but the server has not accepted it');
+  firstRecord.release();
+  await firstSent;
+  t.same(mailbox.received.map((mail) => mail.rcptTo), [['first@example.com']], 'accepted once the record committed');
+
+  const second = message('second@example.com');
+  const secondRecord = hold();
+  const before = mailbox.dataBytes();
+  const secondSent = smtp.deliver({ envelope: second.envelope, raw: endingAfter(second.raw, secondRecord.record) });
+  await waitForData(before + nearlyAll(second.raw));
+  secondRecord.fail(new Error('the record failed'));
+  await t.rejects(secondSent, 'the message whose record failed fails');
+  const third = message('third@example.com');
+  await smtp.deliver({ envelope: third.envelope, raw: endingAfter(third.raw, Promise.resolve()) });
+  t.same(
+    mailbox.received.map((mail) => mail.rcptTo),
+    [['first@example.com'], ['third@example.com']],
+    'the dropped message never arrived; the next one did, over a new connection',
   );
 });
