@@ -1,9 +1,9 @@
 import { newsletterRecipients, newsletterSends, subscribers } from '../db/pg-schema.js';
-import { namedQuery, type PgExecutor } from '../db/postgres.js';
+import { namedChange, type PgExecutor } from '../db/postgres.js';
 import type { AsyncAdapter } from '../db/steps.js';
 import type { NewsletterPort } from './port.js';
 import { likePattern } from './sqlite.js';
-import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, lte, min, or, sql } from '../db/orm.js';
+import { and, asc, count, desc, eq, gt, gte, inArray, like, lt, min, or, sql } from '../db/orm.js';
 
 /*
  * The newsletter store's statements as PostgreSQL spells them. Several instances may share the
@@ -22,8 +22,7 @@ const ROWS_PER_INSERT = 2000;
 const SETTLE = `update newsletter_recipients
   set status = $1, last_error = $2, sent_at = $3::timestamptz, next_attempt_at = $4::timestamptz, claimed_by = null, claimed_until = null
   from (select set_config('synchronous_commit', 'off', true)) as relaxed
-  where post_id = $5 and subscriber_id = $6 and claimed_by = $7 and status = 'sending'
-  returning subscriber_id`;
+  where post_id = $5 and subscriber_id = $6 and claimed_by = $7 and status = 'sending'`;
 
 export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
   async subscriberByEmail(tx, siteId, email, lock) {
@@ -144,18 +143,26 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
   claimRecipients(tx, postId, owner, limit, now, until, takeAll) {
     const r = newsletterRecipients;
     const at = new Date(now);
-    // One statement: the subquery locks the due recipients, skipping those another instance is claiming at this moment.
-    const due = tx
-      .select({ subscriberId: r.subscriberId })
-      .from(r)
-      .where(and(eq(r.postId, postId), or(and(eq(r.status, 'pending'), lte(r.nextAttemptAt, at)), and(eq(r.status, 'sending'), takeAll ? sql`${r.claimedBy} <> ${owner}` : lt(r.claimedUntil, at)))))
-      .orderBy(asc(r.nextAttemptAt))
-      .limit(limit)
-      .for('update', { skipLocked: true });
+    // One statement. Its subquery locks the due pending recipients, read in the claim index's
+    // order, and the claims that ran out (or, taking all, every other owner's), skipping those
+    // another instance is claiming at this moment: each part reads no more rows than it takes,
+    // where one query over both had to read and sort every due recipient of the send per batch.
+    // `= any(array(...))` runs the subquery once and updates by primary key.
+    const lapsed = takeAll ? sql`claimed_by <> ${owner}` : sql`claimed_until < ${at}`;
+    const due = sql`with pending as (
+        select subscriber_id, next_attempt_at from newsletter_recipients
+        where post_id = ${postId} and status = 'pending' and next_attempt_at <= ${at}
+        order by next_attempt_at limit ${limit} for update skip locked
+      ), lapsed as (
+        select subscriber_id, next_attempt_at from newsletter_recipients
+        where post_id = ${postId} and status = 'sending' and ${lapsed}
+        limit ${limit} for update skip locked
+      )
+      select subscriber_id from (select * from pending union all select * from lapsed) due order by next_attempt_at limit ${limit}`;
     return tx
       .update(r)
       .set({ status: 'sending', claimedBy: owner, claimedUntil: new Date(until), attempts: sql`${r.attempts} + 1` })
-      .where(and(eq(r.postId, postId), inArray(r.subscriberId, due)))
+      .where(and(eq(r.postId, postId), sql`${r.subscriberId} = any(array(${due}))`))
       .returning();
   },
   async extendClaims(tx, postId, owner, until) {
@@ -166,8 +173,7 @@ export const postgresNewsletters: AsyncAdapter<NewsletterPort, PgExecutor> = {
       .where(and(eq(r.postId, postId), eq(r.claimedBy, owner), eq(r.status, 'sending')));
   },
   async settleRecipient(tx, postId, subscriberId, owner, { status, lastError, sentAt, nextAttemptAt }) {
-    const settled = await namedQuery(tx, 'newsletter_settle', SETTLE, [status, lastError, sentAt?.toISOString() ?? null, nextAttemptAt.toISOString(), postId, subscriberId, owner]);
-    return settled.length > 0;
+    return (await namedChange(tx, 'newsletter_settle', SETTLE, [status, lastError, sentAt?.toISOString() ?? null, nextAttemptAt.toISOString(), postId, subscriberId, owner])) > 0;
   },
   async nextDue(tx, postId) {
     const r = newsletterRecipients;

@@ -130,22 +130,21 @@ export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
   },
   claimRecipients(tx, postId, owner, limit, now, until, takeAll) {
     const r = newsletterRecipients;
-    const at = new Date(now);
-    const due = tx
-      .select({ subscriberId: r.subscriberId })
-      .from(r)
-      .where(
-        and(
-          eq(r.postId, postId),
-          or(and(eq(r.status, 'pending'), sql`${r.nextAttemptAt} <= ${now}`), and(eq(r.status, 'sending'), takeAll ? sql`${r.claimedBy} <> ${owner}` : lt(r.claimedUntil, at))),
-        ),
-      )
-      .orderBy(asc(r.nextAttemptAt))
-      .limit(limit);
+    // The due pending recipients, read in the claim index's order, and the claims that ran out
+    // (or, taking all, every other owner's), a few: each part reads no more rows than it takes,
+    // where one query over both had to read and sort every due recipient of the send per batch.
+    const lapsed = takeAll ? sql`claimed_by <> ${owner}` : sql`claimed_until < ${now}`;
+    const due = sql`select subscriber_id from (
+        select * from (select subscriber_id, next_attempt_at from newsletter_recipients
+          where post_id = ${postId} and status = 'pending' and next_attempt_at <= ${now} order by next_attempt_at limit ${limit})
+        union all
+        select * from (select subscriber_id, next_attempt_at from newsletter_recipients
+          where post_id = ${postId} and status = 'sending' and ${lapsed} limit ${limit})
+      ) order by next_attempt_at limit ${limit}`;
     return tx
       .update(r)
       .set({ status: 'sending', claimedBy: owner, claimedUntil: new Date(until), attempts: sql`${r.attempts} + 1` })
-      .where(and(eq(r.postId, postId), inArray(r.subscriberId, due)))
+      .where(and(eq(r.postId, postId), sql`${r.subscriberId} in (${due})`))
       .returning()
       .all();
   },
