@@ -51,6 +51,14 @@ const encoder = new MimeNode();
 /** A header as Nodemailer writes it: its value encoded (punycode, encoded words), its line folded. */
 const headerLine = (key: string, value: string) => foldLines(`${key}: ${encoder.encodeHeaderValue(key, value)}`, 76);
 
+// Printable ASCII without a double quote or "=?": Nodemailer's encoder writes such a value of
+// a header that holds no addresses as it is (an unsubscribe link, almost always).
+const PLAIN_VALUE = /^[\x20\x21\x23-\x7e]*$/;
+
+/** The List-Unsubscribe header as headerLine writes it, without the encoder where it has nothing to do. */
+const listUnsubscribeLine = (value: string) =>
+  PLAIN_VALUE.test(value) && !value.includes('=?') ? foldLines(`List-Unsubscribe: ${value}`, 76) : headerLine('List-Unsubscribe', value);
+
 // A dot-atom at a domain of ASCII labels: Nodemailer writes it as it is, in the header and the envelope.
 const PLAIN_ADDRESS = /^[\w!#$%&'*+/=?^`{|}~-]+(?:\.[\w!#$%&'*+/=?^`{|}~-]+)*@(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*$/i;
 
@@ -99,7 +107,7 @@ export function newsletterMail(composed: ComposedNewsletter, view: PublicSite, t
   const links = unsubscribeLinks(view, unsubscribeToken);
   const recipient = recipientOf(to);
   const [head, afterId, betweenParts, tail] = composed.pieces;
-  const headers = `${headerLine('List-Unsubscribe', links.header)}\r\n${recipient.header}\r\n`;
+  const headers = `${listUnsubscribeLine(links.header)}\r\n${recipient.header}\r\n`;
   return {
     envelope: { from: composed.from, to: recipient.envelope },
     raw: headers + head + randomUUID() + afterId + spliced(composed.text, links.text) + betweenParts + spliced(composed.html, links.html) + tail,
