@@ -191,7 +191,8 @@ async function send(smtp, label, env, { kills = [], posts = 1 } = {}) {
         // sending server does too (three queries), which at ten a second took about 5 % of its CPU.
         { intervalMs: 500, timeoutMs: 150_000, what: 'the send to finish' },
       );
-      const cpu = cpuBefore === null ? null : cpuSeconds(server.pid) - cpuBefore;
+      const cpuAfter = cpuBefore === null ? null : cpuSeconds(server.pid);
+      const cpu = cpuAfter === null ? null : cpuAfter - cpuBefore;
       await sleep(200);
       rss.push(rssMb(server.pid));
       const seconds = (smtp.sink.times.at(-1) - smtp.sink.times[0]) / 1000;
@@ -234,7 +235,7 @@ else await runBench(
     // rose by about a quarter over its first 10,000 messages (900 -> 1,130 a second), so a rate
     // measured after a database's sends (and the other database's) met a faster server than
     // those sends had.
-    for (let round = 0; round < WARM_UP_ROUNDS; round++) await ownRate(smtp, warmUpMessage, 2000);
+    for (let i = 0; i < WARM_UP_ROUNDS; i++) await ownRate(smtp, warmUpMessage, 2000);
     const rows = [];
     const only = process.env.BENCH_DATABASES ?? 'sqlite,postgres';
     const databases = only.includes('sqlite') ? [['SQLite', async () => ({})]] : [];

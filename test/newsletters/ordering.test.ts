@@ -181,18 +181,31 @@ t.test("over SMTP, a held message's data reaches the server at once; only its en
     return { record, release, fail };
   };
   const waitForData = async (bytes: number) => {
-    for (let turns = 0; turns < 500 && mailbox.dataBytes() < bytes; turns++) await new Promise((resolve) => setTimeout(resolve, 2));
+    for (let turns = 0; turns < 2500 && mailbox.dataBytes() < bytes; turns++) await new Promise((resolve) => setTimeout(resolve, 2));
+  };
+  /** Whether the server has answered the message's end of data (its delivery settled). */
+  const answered = (sending: Promise<void>) => {
+    const state = { done: false };
+    sending.then(
+      () => (state.done = true),
+      () => (state.done = true),
+    );
+    return state;
   };
 
   const first = message('first@example.com');
   const firstRecord = hold();
   const firstSent = smtp.deliver({ envelope: first.envelope, raw: endingAfter(first.raw, firstRecord.record) });
+  const firstAnswered = answered(firstSent);
   // smtp-server reads the message less its dot-stuffing, and holds back its last few bytes until
   // it knows they are not the end of data.
   const nearlyAll = (raw: string) => raw.length - 8;
   await waitForData(nearlyAll(first.raw));
   t.ok(mailbox.dataBytes() >= nearlyAll(first.raw), `the whole message reached the server while its record was still on its way (${mailbox.dataBytes()} of ${first.raw.length})`);
-  t.same(mailbox.received, [], 'but the server has not accepted it');
+  // Time enough for the server to answer an end of data, had it been sent.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.notOk(firstAnswered.done, 'but its end of data has not been sent: the server has not answered it');
+  t.same(mailbox.received, [], 'nor accepted it');
   firstRecord.release();
   await firstSent;
   t.same(mailbox.received.map((mail) => mail.rcptTo), [['first@example.com']], 'accepted once the record committed');
@@ -202,6 +215,8 @@ t.test("over SMTP, a held message's data reaches the server at once; only its en
   const before = mailbox.dataBytes();
   const secondSent = smtp.deliver({ envelope: second.envelope, raw: endingAfter(second.raw, secondRecord.record) });
   await waitForData(before + nearlyAll(second.raw));
+  t.ok(mailbox.dataBytes() >= before + nearlyAll(second.raw), 'the second message reached the server before its record failed');
+  const connections = mailbox.connections.length;
   secondRecord.fail(new Error('the record failed'));
   await t.rejects(secondSent, 'the message whose record failed fails');
   const third = message('third@example.com');
@@ -209,6 +224,7 @@ t.test("over SMTP, a held message's data reaches the server at once; only its en
   t.same(
     mailbox.received.map((mail) => mail.rcptTo),
     [['first@example.com'], ['third@example.com']],
-    'the dropped message never arrived; the next one did, over a new connection',
+    'the dropped message never arrived; the next one did',
   );
+  t.equal(mailbox.connections.length, connections + 1, 'over a new connection (the one holding the dropped message was closed)');
 });
