@@ -14,9 +14,10 @@ import type { NewsletterRecipientRow } from './rules.js';
  * from it: mime.ts), one SMTP transaction at a time over one connection (smtp-session.ts), recording each
  * outcome as soon as the server has answered. The record of one message is written while the
  * next one's transaction runs (its envelope and its data go out meanwhile), but that message's
- * end of data waits for the record to commit (endingAfter): a process killed mid-send leaves at most the recipient of the transaction in
- * flight accepted and unrecorded; its claim runs out and the recipient is mailed again; every
- * other recipient is either recorded as sent or still due. Several instances claim disjoint
+ * end of data waits for the record to commit (endingAfter): a process killed mid-send leaves at
+ * most the recipient of the transaction in flight accepted and unrecorded; its claim runs out
+ * and the recipient is mailed again; every other recipient is either recorded as sent or still
+ * due. Several instances claim disjoint
  * batches (FOR UPDATE SKIP LOCKED).
  */
 

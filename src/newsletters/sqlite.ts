@@ -131,8 +131,9 @@ export const sqliteNewsletters: SyncAdapter<NewsletterPort, Executor> = {
   claimRecipients(tx, postId, owner, limit, now, until, takeAll) {
     const r = newsletterRecipients;
     // The due pending recipients, read in the claim index's order, and the claims that ran out
-    // (or, taking all, every other owner's), a few: each part reads no more rows than it takes,
-    // where one query over both had to read and sort every due recipient of the send per batch.
+    // (or, taking all, every other owner's), each part limited: neither reads more rows than it
+    // takes, where one query over both had to read and sort every due recipient of the send per
+    // batch.
     const lapsed = takeAll ? sql`claimed_by <> ${owner}` : sql`claimed_until < ${now}`;
     const due = sql`select subscriber_id from (
         select * from (select subscriber_id, next_attempt_at from newsletter_recipients
