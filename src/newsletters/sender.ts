@@ -17,8 +17,7 @@ import type { NewsletterRecipientRow } from './rules.js';
  * end of data waits for the record to commit (endingAfter): a process killed mid-send leaves at
  * most the recipient of the transaction in flight accepted and unrecorded; its claim runs out
  * and the recipient is mailed again; every other recipient is either recorded as sent or still
- * due. Several instances claim disjoint
- * batches (FOR UPDATE SKIP LOCKED).
+ * due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
  */
 
 /** How long a claim lasts without renewal unless told (the job's lease, JOB_LEASE_MS): renewed every quarter of it while its owner lives. */

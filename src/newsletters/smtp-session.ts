@@ -92,10 +92,10 @@ export function smtpSession(config: MailConfig): SmtpSession {
       // or after the connection failed: kept here, never an unhandled error; such a message is
       // not sent at all.
       let failure: Error | null = null;
-      const { raw } = mail;
-      if (typeof raw !== 'string') raw.on('error', (error: Error) => (failure ??= error));
+      const held = typeof mail.raw === 'string' ? null : mail.raw;
+      held?.on('error', (error: Error) => (failure ??= error));
       const open = await connection();
-      if (failure || (typeof raw !== 'string' && raw.destroyed)) throw failure ?? new Error('The message stream was destroyed before it was sent');
+      if (failure || held?.destroyed) throw failure ?? new Error('The message stream was destroyed before it was sent');
       try {
         await send(open, mail);
       } catch (error) {

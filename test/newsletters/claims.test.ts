@@ -1,6 +1,6 @@
 import t from 'tap';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { multipart } from '../helpers/multipart.js';
+import { buildTestApp } from '../helpers/app.js';
+import { newsletterSendOf } from '../helpers/newsletters.js';
 
 // What a claim of a send's recipients takes (on SQLite, and on PostgreSQL through
 // test/on-postgres/newsletters/claims.test.ts; test/newsletters/postgres-claims.test.ts has two
@@ -8,17 +8,9 @@ import { multipart } from '../helpers/multipart.js';
 // is not yet due; a claim that ran out; and, for a restarted sole worker, every other owner's
 // claim at once.
 
-async function sendOf(ctx: TestApp, count: number): Promise<string> {
-  await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { newsletter: { enabled: true } } });
-  const form = multipart([{ name: 'file', filename: 'list.csv', content: Array.from({ length: count }, (_, i) => `r${i}@example.com`).join('\n') }]);
-  await ctx.call({ method: 'POST', url: '/api/v1/subscribers/import', payload: form.payload, headers: form.headers });
-  // The job loops are not started: the test claims by hand.
-  return (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Claimed', isDraft: false } })).json().data.post.id;
-}
-
 t.test('a claim takes the due recipients, earliest first, and none whose retry is not yet due', async (t) => {
   const ctx = await buildTestApp(t);
-  const postId = await sendOf(ctx, 6);
+  const postId = await newsletterSendOf(ctx, 6, 'Claimed');
   const { newsletters } = ctx.app;
   const [early, later] = await newsletters.claim(postId, 'a', 2, 60_000, false);
   t.ok(early && later, 'two claimed');
@@ -36,7 +28,7 @@ t.test('a claim takes the due recipients, earliest first, and none whose retry i
 
 t.test("a claim that ran out is taken again; a restarted sole worker takes every other owner's at once", async (t) => {
   const ctx = await buildTestApp(t);
-  const postId = await sendOf(ctx, 4);
+  const postId = await newsletterSendOf(ctx, 4, 'Claimed');
   const { newsletters } = ctx.app;
   const dead = await newsletters.claim(postId, 'dead', 2, 300, false);
   t.equal(dead.length, 2, 'two held by a claim that runs out soon');

@@ -149,12 +149,17 @@ t.test('a record that fails leaves the next message unended, and the send fails 
   t.same(events, ['deliver s0', 'data ended s0', 'record s0 sent', 'deliver s1'], 's1 never ended, s2 never begun');
 });
 
-t.test('over SMTP, a message whose stream fails is never accepted; the connection goes on', async (t) => {
+/** An SMTP session to a real SMTP server in the test, and a newsletter message for any address. */
+async function overSmtp(t: Test) {
   const mailbox = await startMailbox(t);
   const smtp = smtpSession({ smtpUrl: mailbox.url, from: 'news@example.com' } as never);
   t.teardown(() => smtp.close());
   const composed = await composeNewsletter({ subject: 'S', text: 'Hello.', html: '<p>Hello.</p>' } as never, { name: 'N', address: 'news@example.com' });
-  const message = (to: string) => newsletterMail(composed, view, to, 'tok');
+  return { mailbox, smtp, message: (to: string) => newsletterMail(composed, view, to, 'tok') };
+}
+
+t.test('over SMTP, a message whose stream fails is never accepted; the connection goes on', async (t) => {
+  const { mailbox, smtp, message } = await overSmtp(t);
   const failed = Promise.reject(new Error('the record failed'));
   failed.catch(() => {});
   const first = message('held@example.com');
@@ -169,11 +174,7 @@ t.test('over SMTP, a message whose stream fails is never accepted; the connectio
 });
 
 t.test("over SMTP, a held message's data reaches the server at once; only its end waits, and a failed record drops it", async (t) => {
-  const mailbox = await startMailbox(t);
-  const smtp = smtpSession({ smtpUrl: mailbox.url, from: 'news@example.com' } as never);
-  t.teardown(() => smtp.close());
-  const composed = await composeNewsletter({ subject: 'S', text: 'Hello.', html: '<p>Hello.</p>' } as never, { name: 'N', address: 'news@example.com' });
-  const message = (to: string) => newsletterMail(composed, view, to, 'tok');
+  const { mailbox, smtp, message } = await overSmtp(t);
   const hold = () => {
     let release!: () => void;
     let fail!: (error: Error) => void;

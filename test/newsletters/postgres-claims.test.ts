@@ -1,27 +1,18 @@
 import t from 'tap';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { multipart } from '../helpers/multipart.js';
+import { newsletterSendOf } from '../helpers/newsletters.js';
 import { postgresTests, startPostgres } from '../helpers/postgres.js';
 
 // Two instances on one PostgreSQL database claim a send's recipients at the same time: each
 // recipient goes to exactly one of them (one UPDATE over a FOR UPDATE SKIP LOCKED subquery),
 // and a dead instance's claims pass to the other only once they have run out.
 
-async function sendOf(ctx: TestApp, count: number): Promise<string> {
-  await ctx.call({ method: 'PATCH', url: '/api/v1/site', payload: { newsletter: { enabled: true } } });
-  const addresses = Array.from({ length: count }, (_, i) => `r${i}@example.com`);
-  const form = multipart([{ name: 'file', filename: 'list.csv', content: addresses.join('\n') }]);
-  await ctx.call({ method: 'POST', url: '/api/v1/subscribers/import', payload: form.payload, headers: form.headers });
-  // Loops not started: the test claims by hand.
-  return (await ctx.call({ method: 'POST', url: '/api/v1/posts', payload: { title: 'Shared', isDraft: false } })).json().data.post.id;
-}
-
 postgresTests(() => {
   t.test('two instances claiming at once never take the same recipient', async (t) => {
     const url = await startPostgres(t);
     const a = await buildTestApp(t, { DATABASE_URL: url });
     const b = await buildTestApp(t, { DATABASE_URL: url });
-    const postId = await sendOf(a, 400);
+    const postId = await newsletterSendOf(a, 400, 'Shared');
     const taken = { a: [] as string[], b: [] as string[] };
     const settled: boolean[] = [];
     const drain = async (ctx: TestApp, owner: 'a' | 'b') => {
@@ -47,7 +38,7 @@ postgresTests(() => {
     const url = await startPostgres(t);
     const a = await buildTestApp(t, { DATABASE_URL: url });
     const b = await buildTestApp(t, { DATABASE_URL: url });
-    const postId = await sendOf(a, 5);
+    const postId = await newsletterSendOf(a, 5, 'Shared');
     const held = await a.app.newsletters.claim(postId, 'dead', 5, 300, false);
     t.equal(held.length, 5);
     t.same(await b.app.newsletters.claim(postId, 'alive', 5, 60_000, false), [], 'held claims are not taken');
