@@ -11,13 +11,14 @@ import type { NewsletterRecipientRow } from './rules.js';
 /*
  * The job that mails a post's newsletter: it claims the send's recipients in batches and
  * sends one message per recipient (the post rendered and composed once, each message spliced
- * from it: mime.ts), one SMTP transaction at a time over one connection (smtp-session.ts), recording each
- * outcome as soon as the server has answered. The record of one message is written while the
- * next one's transaction runs (its envelope and its data go out meanwhile), but that message's
- * end of data waits for the record to commit (endingAfter): a process killed mid-send leaves at
- * most the recipient of the transaction in flight accepted and unrecorded; its claim runs out
- * and the recipient is mailed again; every other recipient is either recorded as sent or still
- * due. Several instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
+ * from it: mime.ts), two at a time over two connections (smtp-session.ts), recording each
+ * outcome, in order, as soon as the server has answered. A message's envelope and data go out
+ * while the message before it awaits the server's answer and its record, but its end of data
+ * waits for that record to commit (endingAfter): a process killed mid-send leaves at most the
+ * recipient of one transaction accepted and unrecorded (a transaction whose data never ended
+ * is dropped by the server with its connection); its claim runs out and the recipient is
+ * mailed again; every other recipient is either recorded as sent or still due. Several
+ * instances claim disjoint batches (FOR UPDATE SKIP LOCKED).
  */
 
 /** How long a claim lasts without renewal unless told (the job's lease, JOB_LEASE_MS): renewed every quarter of it while its owner lives. */
@@ -107,6 +108,16 @@ export function outcomeOf(error: unknown, attempts: number, now: number, random:
 
 const unavailable = (message: string) => Object.assign(new Error(message), { unavailable: true });
 
+/** The SMTP server was away at the batch's message `from`: it and the rest of the batch go back. */
+class ServerAway extends Error {
+  constructor(
+    readonly from: number,
+    cause: unknown,
+  ) {
+    super('The mail server is unavailable', { cause });
+  }
+}
+
 export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSendPayload, { postId: string; sent: number }> {
   const random = deps.random ?? Math.random;
   return {
@@ -139,51 +150,57 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
             for (const recipient of batch) await newsletters.settle(recipient, owner, { status: 'failed', error: 'the post is no longer published' });
             continue;
           }
-          // The record of the message before: the next message's end of data waits for its commit.
-          let recorded: Promise<void> = Promise.resolve();
-          // Whether it has committed: then the next message goes whole, without a stream to hold its end.
-          let committed = true;
-          const record = (recipient: NewsletterRecipientRow, outcome: RecipientOutcome) => {
-            committed = false;
-            const settled = newsletters.settle(recipient, owner, outcome).then((kept) => {
-              committed = true;
-              if (!kept) deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
-              else if (outcome.status === 'sent') sent++;
-            });
-            // Its failure is told where it is awaited (the next message's error, or the batch's end).
-            settled.catch(() => {});
-            return settled;
-          };
-          for (const [i, recipient] of batch.entries()) {
-            if (signal.aborted) {
-              // Shutting down: the rest go back as they were, due at once for the next run.
-              await recorded;
-              for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'interrupted', at: Date.now() });
-              break;
-            }
-            await deps.limiter.wait(signal);
-            // Composed once per send, again once its Date is a minute old.
-            if (!composed || Date.now() - composed.at > COMPOSED_FOR_MS) composed = await composeNewsletter(mail.template, mail.from);
-            const { envelope, raw } = newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken);
+          // Two messages in flight, each over a connection of its own (smtp-session.ts): one
+          // message's envelope and data go out while the one before it awaits the server's answer
+          // and its record, but its end of data waits for that record to commit (endingAfter).
+          // `handled` settles once the last begun message's record has committed.
+          let handled: Promise<void> = Promise.resolve();
+          const handle = async (recipient: NewsletterRecipientRow, i: number, delivering: Promise<void>, before: Promise<void>) => {
             let outcome: RecipientOutcome;
             try {
-              await deps.deliver({ envelope, raw: committed ? raw : endingAfter(raw, recorded) });
+              await delivering;
               outcome = { status: 'sent' };
             } catch (error) {
               // A record that failed failed this message too (its data was never ended): that failure is the one to tell.
-              await recorded;
-              if (classifySendError(error) === 'unavailable') {
-                // The server itself is away: this recipient is not at fault; all wait for the job's retry.
-                for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'mail server unavailable', at: Date.now() });
-                throw unavailable(`The mail server is unavailable: ${(error as Error).message}`);
-              }
+              await before;
+              if (classifySendError(error) === 'unavailable') throw new ServerAway(i, error);
               outcome = outcomeOf(error, recipient.attempts, Date.now(), random, deps.retryBaseMs);
             }
-            // One record in flight at a time (after a refusal the one before may still be).
-            await recorded;
-            recorded = record(recipient, outcome);
+            // One record at a time, in order (after a refusal the one before may still be in flight).
+            await before;
+            const kept = await newsletters.settle(recipient, owner, outcome);
+            if (!kept) deps.log.warn({ postId }, 'newsletter: a recipient claim was lost during its send');
+            else if (outcome.status === 'sent') sent++;
+          };
+          try {
+            for (const [i, recipient] of batch.entries()) {
+              if (signal.aborted) {
+                // Shutting down: the rest go back as they were, due at once for the next run.
+                await handled;
+                for (const left of batch.slice(i)) await newsletters.settle(left, owner, { status: 'retry', error: 'interrupted', at: Date.now() });
+                break;
+              }
+              await deps.limiter.wait(signal);
+              // Composed once per send, again once its Date is a minute old.
+              if (!composed || Date.now() - composed.at > COMPOSED_FOR_MS) composed = await composeNewsletter(mail.template, mail.from);
+              const { envelope, raw } = newsletterMail(composed, mail.view, recipient.email, recipient.unsubscribeToken);
+              const before = handled;
+              // The batch's first message has nothing before it to wait for: it goes whole, without a stream.
+              const delivering = deps.deliver({ envelope, raw: i === 0 ? raw : endingAfter(raw, before) });
+              handled = handle(recipient, i, delivering, before);
+              // Its failure is told where it is awaited (the next message's turn, or the batch's end).
+              handled.catch(() => {});
+              // The next message begins once the one before this has been recorded: two in flight at most.
+              await before;
+            }
+            await handled;
+          } catch (error) {
+            if (!(error instanceof ServerAway)) throw error;
+            // The server itself is away: these recipients are not at fault; all wait for the job's retry.
+            await handled.catch(() => {});
+            for (const left of batch.slice(error.from)) await newsletters.settle(left, owner, { status: 'retry', error: 'mail server unavailable', at: Date.now() });
+            throw unavailable(`The mail server is unavailable: ${(error.cause as Error).message}`);
           }
-          await recorded;
         }
       } finally {
         clearInterval(renew);

@@ -4,41 +4,53 @@ import { smtpOptions } from '../mail/transport.js';
 import type { DeliverMail, OutgoingMail } from './sender.js';
 
 /*
- * One SMTP connection kept open across a newsletter's messages, spoken to with Nodemailer's
- * own SMTP client (SMTPConnection) without its mail composer: a newsletter message is already
- * raw MIME (mime.ts), and composing it again per message (a MIME tree, a message id and a
- * boundary of random bytes, a stream pipeline) cost about as much CPU as the SMTP transaction
- * itself. The connection does what Nodemailer's pool did: STARTTLS and AUTH at connect, a
- * refused recipient answered with RSET on the same connection, anything else closing it (a
- * transaction whose data never ended is dropped by the server with the connection), and a new
- * connection for the next message.
+ * The SMTP connections of a newsletter, kept open across its messages, spoken to with
+ * Nodemailer's own SMTP client (SMTPConnection) without its mail composer: a newsletter message
+ * is already raw MIME (mime.ts), and composing it again per message (a MIME tree, a message id
+ * and a boundary of random bytes, a stream pipeline) cost about as much CPU as the SMTP
+ * transaction itself. Each connection does what Nodemailer's pool did: STARTTLS and AUTH at
+ * connect, a refused recipient answered with RSET on the same connection, anything else
+ * closing it (a transaction whose data never ended is dropped by the server with the
+ * connection), and a new connection for its next message. A message goes over an idle
+ * connection already open when there is one; the sender keeps at most two in flight
+ * (sender.ts), so two connections at most are ever open.
  */
 
 /** An idle connection is closed after this long (servers drop idle clients after a minute or more). */
 const IDLE_MS = 20_000;
+/** Messages in flight at once, each over a connection of its own. */
+export const SMTP_CONNECTIONS = 2;
 
 export interface SmtpSession {
   deliver: DeliverMail;
   close(): void;
 }
 
+/** One connection of the session: made on first use, and again after it was dropped. */
+interface Lane {
+  busy: boolean;
+  current: Promise<SMTPConnection> | null;
+  /** The connection `current` resolved to, once it has. */
+  made: SMTPConnection | null;
+  idle: NodeJS.Timeout | null;
+}
+
 export function smtpSession(config: MailConfig): SmtpSession {
   const { auth, ...options } = smtpOptions(config.smtpUrl);
-  let current: Promise<SMTPConnection> | null = null;
-  /** The connection `current` resolved to, once it has. */
-  let made: SMTPConnection | null = null;
-  let idle: NodeJS.Timeout | null = null;
+  const lanes: Lane[] = Array.from({ length: SMTP_CONNECTIONS }, () => ({ busy: false, current: null, made: null, idle: null }));
+  /** Messages waiting for a lane (more in flight than there are connections). */
+  const waiting: ((lane: Lane) => void)[] = [];
   let closed = false;
 
-  const drop = (connection: SMTPConnection) => {
+  const drop = (lane: Lane, connection: SMTPConnection) => {
     connection.close();
-    if (made === connection) {
-      made = null;
-      current = null;
+    if (lane.made === connection) {
+      lane.made = null;
+      lane.current = null;
     }
   };
 
-  const open = async () => {
+  const open = async (lane: Lane) => {
     // Nodemailer's SMTP client is loaded by the first message, not by every start of the service.
     const { default: Client } = await import('nodemailer/lib/smtp-connection');
     return new Promise<SMTPConnection>((resolve, reject) => {
@@ -52,8 +64,8 @@ export function smtpSession(config: MailConfig): SmtpSession {
         const ready = () => {
           connection.off('error', failed);
           // Later errors reach the message being sent through its callback; the connection goes.
-          connection.on('error', () => drop(connection));
-          connection.once('end', () => drop(connection));
+          connection.on('error', () => drop(lane, connection));
+          connection.once('end', () => drop(lane, connection));
           resolve(connection);
         };
         if (!auth) return ready();
@@ -62,21 +74,44 @@ export function smtpSession(config: MailConfig): SmtpSession {
     });
   };
 
-  const connection = () => {
-    if (!current) {
-      const opening = open();
-      current = opening;
+  const connectionOf = (lane: Lane) => {
+    if (!lane.current) {
+      const opening = open(lane);
+      lane.current = opening;
       opening.then(
         (connection) => {
-          if (current === opening) made = connection;
+          if (lane.current === opening) lane.made = connection;
         },
         // A connection that could not be made is not kept: the next message tries again.
         () => {
-          if (current === opening) current = null;
+          if (lane.current === opening) lane.current = null;
         },
       );
     }
-    return current;
+    return lane.current;
+  };
+
+  /** A free lane, one whose connection is open first; waits when every lane is busy. */
+  const take = async (): Promise<Lane> => {
+    const free = lanes.find((lane) => !lane.busy && lane.made) ?? lanes.find((lane) => !lane.busy);
+    if (!free) return new Promise<Lane>((resolve) => waiting.push(resolve));
+    free.busy = true;
+    if (free.idle) clearTimeout(free.idle);
+    return free;
+  };
+
+  /** The lane passes to a message waiting for one, or rests (its connection closed after IDLE_MS unused). */
+  const give = (lane: Lane) => {
+    const next = waiting.shift();
+    if (next) return next(lane);
+    lane.busy = false;
+    lane.idle = setTimeout(() => {
+      const idleOne = lane.made;
+      lane.made = null;
+      lane.current = null;
+      idleOne?.quit();
+    }, IDLE_MS);
+    lane.idle.unref();
   };
 
   const send = (open: SMTPConnection, { envelope, raw }: OutgoingMail) =>
@@ -87,41 +122,39 @@ export function smtpSession(config: MailConfig): SmtpSession {
   return {
     async deliver(mail) {
       if (closed) throw Object.assign(new Error('The SMTP session is closed'), { code: 'ECONNECTION' });
-      if (idle) clearTimeout(idle);
       // A message held as a stream may fail (its record failed) before the connection listens to it,
       // or after the connection failed: kept here, never an unhandled error; such a message is
       // not sent at all.
       let failure: Error | null = null;
       const held = typeof mail.raw === 'string' ? null : mail.raw;
       held?.on('error', (error: Error) => (failure ??= error));
-      const open = await connection();
-      if (failure || held?.destroyed) throw failure ?? new Error('The message stream was destroyed before it was sent');
+      const lane = await take();
       try {
-        await send(open, mail);
-      } catch (error) {
-        const { code, responseCode } = error as { code?: string; responseCode?: number };
-        // The server refused this recipient or message; the connection itself is fine.
-        const refused = (code === 'EENVELOPE' || code === 'EMESSAGE') && responseCode !== 421;
-        if (refused) await reset(open).catch(() => drop(open));
-        else drop(open);
-        throw error;
+        const open = await connectionOf(lane);
+        if (failure || held?.destroyed) throw failure ?? new Error('The message stream was destroyed before it was sent');
+        try {
+          await send(open, mail);
+        } catch (error) {
+          const { code, responseCode } = error as { code?: string; responseCode?: number };
+          // The server refused this recipient or message; the connection itself is fine.
+          const refused = (code === 'EENVELOPE' || code === 'EMESSAGE') && responseCode !== 421;
+          if (refused) await reset(open).catch(() => drop(lane, open));
+          else drop(lane, open);
+          throw error;
+        }
       } finally {
-        idle = setTimeout(() => {
-          const idleOne = made;
-          made = null;
-          current = null;
-          idleOne?.quit();
-        }, IDLE_MS);
-        idle.unref();
+        give(lane);
       }
     },
     close() {
       closed = true;
-      if (idle) clearTimeout(idle);
-      const closing = current;
-      current = null;
-      made = null;
-      void closing?.then((connection) => connection.quit(), () => {});
+      for (const lane of lanes) {
+        if (lane.idle) clearTimeout(lane.idle);
+        const closing = lane.current;
+        lane.current = null;
+        lane.made = null;
+        void closing?.then((connection) => connection.quit(), () => {});
+      }
     },
   };
 }

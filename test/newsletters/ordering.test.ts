@@ -9,9 +9,10 @@ import type { PublicPost, PublicSite } from '../../src/public-site/types.js';
 import { smtpSession } from '../../src/newsletters/smtp-session.js';
 import { startMailbox } from '../helpers/smtp.js';
 
-// The record of one message is written while the next message's transaction runs, but that
-// message's end of data (written by Nodemailer once its stream ends) waits for the record to
-// commit: a kill can never leave two messages accepted by the server and unrecorded.
+// Two messages are in flight at once: the next message's transaction begins while the one
+// before it awaits the server's answer and its record, but its end of data (written by
+// Nodemailer once its stream ends) waits for that record to commit: a kill can never leave two
+// messages accepted by the server and unrecorded.
 
 const site = { id: 'site', name: 'Notes', language: 'en', newsletterFooter: null, newsletterReplyTo: null, newsletterSenderName: null } as unknown as Site;
 const view = { baseUrl: 'https://blog.example.com' } as unknown as PublicSite;
@@ -117,6 +118,35 @@ t.test("a message's end of data waits for the record of the one before it to com
   }
 });
 
+t.test('the next message begins while the one before it awaits the server; a third waits for the first to be recorded', async (t) => {
+  const events: string[] = [];
+  const { store, commitNext } = slowStore(recipientsOf(3), events);
+  let answerFirst = () => {};
+  const answered = new Promise<void>((resolve) => (answerFirst = resolve));
+  const plain = recordingDeliver(events);
+  // The server answers s0 only when the test says.
+  const deliver: DeliverMail = async (mail) => {
+    await plain(mail);
+    if (mail.envelope.to[0] === 'r0@example.com') await answered;
+  };
+  const sending = run(store, deliver);
+  await until(t, () => events.includes('deliver s1'), 'deliver s1 while s0 awaits its answer');
+  await settleTurns();
+  t.notOk(events.includes('record s0 sent'), 's0 is not recorded before its answer');
+  t.notOk(events.includes('data ended s1'), "s1's data has not ended: s0's record has not committed");
+  t.notOk(events.includes('deliver s2'), 'two messages in flight at most');
+  answerFirst();
+  await until(t, () => events.includes('record s0 sent'), 'record s0');
+  await settleTurns();
+  t.notOk(events.includes('deliver s2'), 's2 waits for the record of s0 to commit');
+  commitNext();
+  await until(t, () => events.includes('deliver s2'), 'deliver s2');
+  commitNext();
+  await until(t, () => events.includes('record s2 sent'), 'record s2');
+  commitNext();
+  t.match(await sending, { sent: 3 });
+});
+
 t.test('a refused message is recorded after the record before it, one record at a time', async (t) => {
   const events: string[] = [];
   const { store, commitNext } = slowStore(recipientsOf(3), events);
@@ -146,7 +176,8 @@ t.test('a record that fails leaves the next message unended, and the send fails 
   const { store, commitNext } = slowStore(recipientsOf(3), events, 's0');
   const deliver = recordingDeliver(events, () => setImmediate(() => commitNext()));
   await t.rejects(run(store, deliver), { message: 'the database went away' });
-  t.same(events, ['deliver s0', 'data ended s0', 'record s0 sent', 'deliver s1'], 's1 never ended, s2 never begun');
+  // s1 begins while s0 awaits its record (two messages in flight), in whichever order the two come.
+  t.same([...events].sort(), ['data ended s0', 'deliver s0', 'deliver s1', 'record s0 sent'], 's1 never ended, s2 never begun');
 });
 
 /** An SMTP session to a real SMTP server in the test, and a newsletter message for any address. */

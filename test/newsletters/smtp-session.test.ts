@@ -4,8 +4,9 @@ import t, { type Test } from 'tap';
 import { smtpSession } from '../../src/newsletters/smtp-session.js';
 import { startMailbox, type Mailbox } from '../helpers/smtp.js';
 
-// The newsletter's SMTP connection: one connection for many messages, a refused recipient
-// answered on it, anything else closing it, and a new one made for the next message.
+// The newsletter's SMTP connections: one connection for many messages sent one after another
+// (two for two at once), a refused recipient answered on it, anything else closing it, and a
+// new one made for the next message.
 
 /** Recipients of the messages the server accepted, in order. */
 const accepted = (mailbox: Mailbox) => mailbox.received.flatMap((mail) => mail.rcptTo);
@@ -31,6 +32,22 @@ t.test('messages go one after another over one connection', async (t) => {
   for (const to of ['a@example.com', 'b@example.com', 'c@example.com']) await smtp.deliver(mail(to));
   t.same(accepted(mailbox), ['a@example.com', 'b@example.com', 'c@example.com']);
   t.equal(mailbox.connections.length, 1, 'one connection for all three');
+});
+
+t.test('two messages at once go over two connections; a third waits for one of them to be free', async (t) => {
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
+  // The first message held open (its data not ended): the second goes over a connection of its own meanwhile.
+  const held = new PassThrough();
+  held.write('From: news@example.com\r\nTo: a@example.com\r\nSubject: Hello\r\n\r\nHello.\r\n');
+  const first = smtp.deliver({ envelope: { from: 'news@example.com', to: ['a@example.com'] }, raw: held });
+  await smtp.deliver(mail('b@example.com'));
+  t.same(accepted(mailbox), ['b@example.com'], 'the second was accepted while the first was held');
+  const third = smtp.deliver(mail('c@example.com'));
+  held.end();
+  await Promise.all([first, third]);
+  t.same(accepted(mailbox).sort(), ['a@example.com', 'b@example.com', 'c@example.com']);
+  t.equal(mailbox.connections.length, 2, 'two connections, the third message over one of them');
 });
 
 t.test('a refused recipient is told with its code; the next message goes over the same connection', async (t) => {
