@@ -70,7 +70,7 @@ export default fp(
           log: app.log,
         }),
       ],
-      // Sends of two posts at once; one send is one SMTP transaction at a time.
+      // Sends of two posts at once, sharing the SMTP session's connections (each send keeps two messages in flight).
       jobLoopOptions(app.config, { concurrency: 2, clock, random: opts.random, log: app.log }),
     );
     app.decorate('newsletterLoop', loop);

@@ -12,13 +12,14 @@ import type { DeliverMail, OutgoingMail } from './sender.js';
  * connect, a refused recipient answered with RSET on the same connection, anything else
  * closing it (a transaction whose data never ended is dropped by the server with the
  * connection), and a new connection for its next message. A message goes over an idle
- * connection already open when there is one; the sender keeps at most two in flight
- * (sender.ts), so two connections at most are ever open.
+ * connection already open when there is one, else over a new one while fewer than
+ * SMTP_CONNECTIONS are open, else waits for one to be free: a send keeps two messages in
+ * flight (sender.ts), and two sends under way at once share the connections.
  */
 
 /** An idle connection is closed after this long (servers drop idle clients after a minute or more). */
 const IDLE_MS = 20_000;
-/** Messages in flight at once, each over a connection of its own. */
+/** Connections open at once; a message beyond them waits for one to be free. */
 export const SMTP_CONNECTIONS = 2;
 
 export interface SmtpSession {

@@ -43,8 +43,22 @@ function slowStore(batch: NewsletterRecipientRow[], events: string[], fail?: str
   return { store, commitNext: () => pending.shift()?.() };
 }
 
+/** A store whose records commit at once, telling each in `events`. */
+function instantStore(batch: NewsletterRecipientRow[], events: string[]) {
+  let claimed = false;
+  return {
+    soleWorker: true,
+    claim: async () => (claimed ? [] : ((claimed = true), batch)),
+    extendClaims: async () => {},
+    settle: async (recipient: NewsletterRecipientRow, _owner: string, outcome: RecipientOutcome) => {
+      events.push(`record ${recipient.subscriberId} ${outcome.status}`);
+      return true;
+    },
+  } as unknown as NewsletterStore;
+}
+
 /** Runs the send handler over `store` with `deliver`. */
-const run = (store: NewsletterStore, deliver: DeliverMail) =>
+const run = (store: NewsletterStore, deliver: DeliverMail, signal = new AbortController().signal) =>
   newsletterSendHandler({
     newsletters: store,
     source: { load: async () => ({ site, view, post }) },
@@ -52,7 +66,7 @@ const run = (store: NewsletterStore, deliver: DeliverMail) =>
     deliver,
     limiter: new RateLimiter(1_000_000),
     log: { warn: () => {} },
-  }).run({ postId: 'post' }, new AbortController().signal, { id: 'job', siteId: 'site', attempts: 1, leaseOwner: 'test' } as never);
+  }).run({ postId: 'post' }, signal, { id: 'job', siteId: 'site', attempts: 1, leaseOwner: 'test' } as never);
 
 /**
  * Reads a message to its end, telling in `events` when it ended (when Nodemailer would write the
@@ -178,6 +192,33 @@ t.test('a record that fails leaves the next message unended, and the send fails 
   await t.rejects(run(store, deliver), { message: 'the database went away' });
   // s1 begins while s0 awaits its record (two messages in flight), in whichever order the two come.
   t.same([...events].sort(), ['data ended s0', 'deliver s0', 'deliver s1', 'record s0 sent'], 's1 never ended, s2 never begun');
+});
+
+t.test('the server away at one message: it and the rest of the batch go back due, those before it are recorded', async (t) => {
+  const events: string[] = [];
+  const deliver = recordingDeliver(events, (to) => {
+    if (to === 's2') throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNECTION' });
+  });
+  await t.rejects(run(instantStore(recipientsOf(5), events), deliver), { message: /mail server is unavailable/ });
+  t.same(
+    events.filter((event) => event.startsWith('record')),
+    ['record s0 sent', 'record s1 sent', 'record s2 retry', 'record s3 retry', 'record s4 retry'],
+  );
+  t.notOk(events.includes('data ended s3'), 's3 (begun beside s2) never ended');
+});
+
+t.test('shut down mid-batch: the messages begun are recorded, the rest go back due', async (t) => {
+  const events: string[] = [];
+  const shutdown = new AbortController();
+  const deliver = recordingDeliver(events, (to) => {
+    if (to === 's1') shutdown.abort();
+  });
+  t.match(await run(instantStore(recipientsOf(5), events), deliver, shutdown.signal), { sent: 2 });
+  t.same(
+    events.filter((event) => event.startsWith('record')),
+    ['record s0 sent', 'record s1 sent', 'record s2 retry', 'record s3 retry', 'record s4 retry'],
+  );
+  t.notOk(events.includes('deliver s2'), 'nothing begun after the shutdown');
 });
 
 /** An SMTP session to a real SMTP server in the test, and a newsletter message for any address. */

@@ -34,20 +34,46 @@ t.test('messages go one after another over one connection', async (t) => {
   t.equal(mailbox.connections.length, 1, 'one connection for all three');
 });
 
-t.test('two messages at once go over two connections; a third waits for one of them to be free', async (t) => {
+/** A message whose data is written but not ended until the test ends `raw`. */
+const heldMail = (to: string) => {
+  const raw = new PassThrough();
+  raw.write(`From: news@example.com\r\nTo: ${to}\r\nSubject: Hello\r\n\r\nHello.\r\n`);
+  return { envelope: { from: 'news@example.com', to: [to] }, raw };
+};
+
+t.test('a message goes over a second connection while another is held', async (t) => {
   const mailbox = await startMailbox(t);
   const smtp = session(t, mailbox.url);
-  // The first message held open (its data not ended): the second goes over a connection of its own meanwhile.
-  const held = new PassThrough();
-  held.write('From: news@example.com\r\nTo: a@example.com\r\nSubject: Hello\r\n\r\nHello.\r\n');
-  const first = smtp.deliver({ envelope: { from: 'news@example.com', to: ['a@example.com'] }, raw: held });
+  const held = heldMail('a@example.com');
+  const first = smtp.deliver(held);
   await smtp.deliver(mail('b@example.com'));
   t.same(accepted(mailbox), ['b@example.com'], 'the second was accepted while the first was held');
-  const third = smtp.deliver(mail('c@example.com'));
-  held.end();
+  held.raw.end();
+  await first;
+  t.same(accepted(mailbox), ['b@example.com', 'a@example.com']);
+  t.equal(mailbox.connections.length, 2);
+});
+
+t.test('with both connections busy a third message waits, then goes over the first one free', async (t) => {
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
+  const a = heldMail('a@example.com');
+  const b = heldMail('b@example.com');
+  const first = smtp.deliver(a);
+  const second = smtp.deliver(b);
+  let thirdDone = false;
+  const third = smtp.deliver(mail('c@example.com')).then(() => (thirdDone = true));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(accepted(mailbox), [], 'nothing accepted while both are held');
+  t.notOk(thirdDone, 'the third waits while both connections are busy');
+  t.equal(mailbox.connections.length, 2, 'no third connection');
+  a.raw.end();
   await Promise.all([first, third]);
-  t.same(accepted(mailbox).sort(), ['a@example.com', 'b@example.com', 'c@example.com']);
-  t.equal(mailbox.connections.length, 2, 'two connections, the third message over one of them');
+  t.same(accepted(mailbox), ['a@example.com', 'c@example.com'], 'the third went once the first was done');
+  b.raw.end();
+  await second;
+  t.same(accepted(mailbox), ['a@example.com', 'c@example.com', 'b@example.com']);
+  t.equal(mailbox.connections.length, 2, 'two connections in all');
 });
 
 t.test('a refused recipient is told with its code; the next message goes over the same connection', async (t) => {
