@@ -27,6 +27,8 @@ export interface SmtpSession {
   close(): void;
 }
 
+const closedError = () => Object.assign(new Error('The SMTP session is closed'), { code: 'ECONNECTION' });
+
 /** One connection of the session: made on first use, and again after it was dropped. */
 interface Lane {
   busy: boolean;
@@ -40,7 +42,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
   const { auth, ...options } = smtpOptions(config.smtpUrl);
   const lanes: Lane[] = Array.from({ length: SMTP_CONNECTIONS }, () => ({ busy: false, current: null, made: null, idle: null }));
   /** Messages waiting for a lane (more in flight than there are connections). */
-  const waiting: ((lane: Lane) => void)[] = [];
+  const waiting: { resolve(lane: Lane): void; reject(error: Error): void }[] = [];
   let closed = false;
 
   const drop = (lane: Lane, connection: SMTPConnection) => {
@@ -95,7 +97,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
   /** A free lane, one whose connection is open first; waits when every lane is busy. */
   const take = async (): Promise<Lane> => {
     const free = lanes.find((lane) => !lane.busy && lane.made) ?? lanes.find((lane) => !lane.busy);
-    if (!free) return new Promise<Lane>((resolve) => waiting.push(resolve));
+    if (!free) return new Promise<Lane>((resolve, reject) => waiting.push({ resolve, reject }));
     free.busy = true;
     if (free.idle) clearTimeout(free.idle);
     return free;
@@ -104,7 +106,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
   /** The lane passes to a message waiting for one, or rests (its connection closed after IDLE_MS unused). */
   const give = (lane: Lane) => {
     const next = waiting.shift();
-    if (next) return next(lane);
+    if (next) return next.resolve(lane);
     lane.busy = false;
     lane.idle = setTimeout(() => {
       const idleOne = lane.made;
@@ -122,7 +124,7 @@ export function smtpSession(config: MailConfig): SmtpSession {
 
   return {
     async deliver(mail) {
-      if (closed) throw Object.assign(new Error('The SMTP session is closed'), { code: 'ECONNECTION' });
+      if (closed) throw closedError();
       // A message held as a stream may fail (its record failed) before the connection listens to it,
       // or after the connection failed: kept here, never an unhandled error; such a message is
       // not sent at all.
@@ -149,6 +151,8 @@ export function smtpSession(config: MailConfig): SmtpSession {
     },
     close() {
       closed = true;
+      // Messages waiting for a connection are not sent.
+      for (const waiter of waiting.splice(0)) waiter.reject(closedError());
       for (const lane of lanes) {
         if (lane.idle) clearTimeout(lane.idle);
         const closing = lane.current;

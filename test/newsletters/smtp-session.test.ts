@@ -76,6 +76,20 @@ t.test('with both connections busy a third message waits, then goes over the fir
   t.equal(mailbox.connections.length, 2, 'two connections in all');
 });
 
+t.test('a message waiting for a connection when the session closes is not sent', async (t) => {
+  const mailbox = await startMailbox(t);
+  const smtp = session(t, mailbox.url);
+  const a = heldMail('a@example.com');
+  const b = heldMail('b@example.com');
+  void smtp.deliver(a).catch(() => {});
+  void smtp.deliver(b).catch(() => {});
+  const third = failureOf(smtp.deliver(mail('c@example.com')));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  smtp.close();
+  t.match(await third, { code: 'ECONNECTION', message: /closed/ });
+  t.notOk(accepted(mailbox).includes('c@example.com'));
+});
+
 t.test('a refused recipient is told with its code; the next message goes over the same connection', async (t) => {
   const mailbox = await startMailbox(t);
   const smtp = session(t, mailbox.url);
