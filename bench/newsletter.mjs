@@ -9,11 +9,11 @@
 //     the same message (the service's own, as received) sent to it 2,000 times by Nodemailer
 //     alone over two pooled connections, two messages in flight as the service sends them
 //     (smtp-session.ts), from a thread of its own as the service sends from a process of its
-//     own (target: at least 0.7 of it). The SMTP server is warmed up first
-//     (10,000 messages), and its own rate is the median of three such measurements. The
-//     service is warmed up the same way: the first send of a fresh server ("cold send") compiles
-//     its code as it goes (0.1-0.2 ms more CPU a message than the sends after it) and fills its
-//     caches and pools; its rate is printed, and the rate is judged on the two sends after it.
+//     own (target: at least 0.7 of it). The SMTP server is warmed up first (10,000 messages),
+//     and its own rate is the median of three such measurements. The service is warmed up the
+//     same way: the first send of a fresh server ("cold send") compiles its code as it goes
+//     (0.1-0.2 ms more CPU a message than the sends after it) and fills its caches and pools;
+//     its rate is printed, and the rate is judged on the two sends after it.
 //     serverCpuMsPerMail: the service process's CPU time over the send, per message.
 //     Memory flat, judged on the sends after the cold one: the heap alive after a full
 //     collection may grow at most 2 MB over it (a server preloads bench/memory-probe.mjs, which
@@ -88,9 +88,10 @@ async function startSink() {
 }
 
 /**
- * The SMTP server's own receive rate: `raw` sent `count` times by Nodemailer over OWN_CONNECTIONS
- * pooled connections, from a thread of its own (as the service sends from a process of its own, the
- * sender does not take the SMTP server's turns on this thread's event loop). Timed as the
+ * The SMTP server's own receive rate: `raw` sent `count` times by Nodemailer over
+ * OWN_CONNECTIONS pooled connections, from a thread of its own (as the service sends from a
+ * process of its own, the sender does not take the SMTP server's turns on this thread's event
+ * loop). Timed as the
  * service's sends are: from the first message received to the last.
  */
 async function ownRate(smtp, raw, count) {

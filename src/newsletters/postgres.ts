@@ -32,7 +32,7 @@ const SETTLE = `update newsletter_recipients
  * part reads no more rows than it takes, where one query over both had to read and sort every
  * due recipient of the send per batch. `= any(array(...))` runs the subquery once and updates
  * by primary key. Built by the query builder per batch, with its rows mapped, a claim cost the
- * service a sixth of its CPU per message.
+ * service about 0.08 ms of CPU per message (of 1.2) in a send.
  */
 const claimOf = (lapsed: string) => `update newsletter_recipients
   set status = 'sending', claimed_by = $5, claimed_until = $6::timestamptz, attempts = attempts + 1

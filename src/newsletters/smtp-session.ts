@@ -20,7 +20,7 @@ import type { DeliverMail, OutgoingMail } from './sender.js';
 /** An idle connection is closed after this long (servers drop idle clients after a minute or more). */
 const IDLE_MS = 20_000;
 /** Connections open at once; a message beyond them waits for one to be free. */
-export const SMTP_CONNECTIONS = 2;
+const SMTP_CONNECTIONS = 2;
 
 export interface SmtpSession {
   deliver: DeliverMail;
