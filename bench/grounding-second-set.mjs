@@ -11,6 +11,9 @@
 //   name     a rare name (a product, a place, a person) the document is about, the rest generic
 //   generic  shares a generic word ("care", "water", "history", "learn") and nothing else
 //
+// A second reader, judging every topic blind (from the documents' text and the topics alone,
+// without these judgments or any result), judged all 52 the same.
+//
 // The topics are split in two. TOPICS are those the rules may be tuned against (their results
 // are printed one by one). HELD_OUT are reported as figures only, and were not looked at one by
 // one while the rules were tuned: they say whether the rules carry over to topics not seen.

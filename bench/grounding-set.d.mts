@@ -13,6 +13,8 @@ export interface GroundingTopic {
 export const DOCUMENTS: readonly string[];
 export const TOPICS: readonly GroundingTopic[];
 export const KINDS: readonly GroundingKind[];
+/** A second reader's blind judgments, topic -> relevant documents, where they differ from TOPICS'. */
+export const SECOND_READER: Readonly<Record<string, readonly string[]>>;
 export const TARGETS: { recall: number; precision: number; kindFloor: number };
 
 export interface GroundingMeasure {

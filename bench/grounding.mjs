@@ -67,7 +67,7 @@ if (options.json) console.log = (...args) => console.error(...args);
 /** Uploads every document through the API and waits until each one is indexed. */
 
 const SETS = [
-  { name: 'first', label: "the team's own set", dir: path.join(FIXTURES_DIR, 'grounding'), documents: firstSet.DOCUMENTS, parts: [{ name: 'all', topics: firstSet.TOPICS, shown: true }] },
+  { name: 'first', label: "the team's own set", dir: path.join(FIXTURES_DIR, 'grounding'), documents: firstSet.DOCUMENTS, parts: [{ name: 'all', topics: firstSet.TOPICS, shown: true }], secondReader: firstSet.SECOND_READER },
   {
     name: 'second',
     label: 'the second set',
@@ -110,6 +110,7 @@ async function uploadDocuments(app, apiKey, dir, documents) {
   return ids;
 }
 
+const readingRow = (f) => ({ relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall) });
 const row = (kind, f) => ({ kind, topics: f.topics, relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall), exact: `${f.exact}/${f.topics}` });
 
 function printTopics(results) {
@@ -121,6 +122,24 @@ function printTopics(results) {
     const missed = relevant.filter((file) => !files.includes(file));
     console.log(`${ok ? '✓' : '✗'} [${kind}] ${topic}\n    drawn: ${got}${missed.length ? `; missed: ${missed.join(', ')}` : ''}${relevant.length ? '' : '; relevant: (none)'}`);
   }
+}
+
+/**
+ * The figures against a second reader's judgments (`secondReader`: topic -> relevant documents,
+ * where they differ), and on the (topic, document) pairs both readers agree on: a pair judged
+ * differently counts neither as drawn nor as relevant.
+ */
+function secondReading(results, secondReader) {
+  const topics = new Set(results.map((result) => result.topic));
+  const unknown = Object.keys(secondReader).filter((topic) => !topics.has(topic));
+  if (unknown.length && options.only === null) throw new Error(`the second reader judged topics the set does not have: ${unknown.join('; ')}`);
+  const theirs = results.map((result) => ({ ...result, relevant: secondReader[result.topic] ?? result.relevant }));
+  const agreed = results.map((result) => {
+    const other = secondReader[result.topic] ?? result.relevant;
+    const disputed = (file) => result.relevant.includes(file) !== other.includes(file);
+    return { ...result, relevant: result.relevant.filter((file) => !disputed(file)), drawn: result.drawn.filter((file) => !disputed(file)) };
+  });
+  return { secondReader: groundingFigures(theirs).overall, bothAgree: groundingFigures(agreed).overall };
 }
 
 /** --explain: the topic's terms and each retrieved document's judgement. */
@@ -173,7 +192,15 @@ async function measureSet(set, writeGroundedPost, passagesToGroundOn, explainGro
       if (part.shown || options.showHeldOut) printTopics(results);
       else console.log(`(${results.length} held-out topics: figures only; --show-held-out prints them)`);
     }
-    return { parts, figures: groundingFigures(everything), topics: everything.length };
+    const figures = groundingFigures(everything);
+    if (!set.secondReader) return { parts, figures, topics: everything.length };
+    const reading = secondReading(everything, set.secondReader);
+    printTable(`${set.name} set as judged by each reader (information: the targets are judged on the set's own judgments)`, [
+      { 'judged by': "the set's own judgments", ...readingRow(figures.overall) },
+      { 'judged by': 'a second reader, blind', ...readingRow(reading.secondReader) },
+      { 'judged by': 'pairs both readers agree on', ...readingRow(reading.bothAgree) },
+    ]);
+    return { parts, figures, topics: everything.length, reading };
   } finally {
     await close();
   }
@@ -210,11 +237,12 @@ await runBench('bench/grounding', async () => {
     pass: misses.length === 0,
     misses,
     sets: Object.fromEntries(
-      Object.entries(measured).map(([name, { parts, figures, topics }]) => [
+      Object.entries(measured).map(([name, { parts, figures, topics, reading }]) => [
         name,
         {
           topics,
           overall: figures.overall,
+          ...(reading ? { secondReader: reading.secondReader, bothAgree: reading.bothAgree } : {}),
           kinds: figures.kinds,
           parts: Object.fromEntries(Object.entries(parts).map(([part, p]) => [part, { overall: p.figures.overall, kinds: p.figures.kinds, ...(p.shown || options.showHeldOut ? { topicResults: p.results } : {}) }])),
         },
@@ -222,7 +250,7 @@ await runBench('bench/grounding', async () => {
     ),
   };
   if (options.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-  else printResult('grounding', { ...summary, sets: Object.fromEntries(Object.entries(summary.sets).map(([name, set]) => [name, { topics: set.topics, overall: set.overall, parts: Object.fromEntries(Object.entries(set.parts).map(([part, p]) => [part, p.overall])) }])) });
+  else printResult('grounding', { ...summary, sets: Object.fromEntries(Object.entries(summary.sets).map(([name, set]) => [name, { topics: set.topics, overall: set.overall, ...(set.secondReader ? { secondReader: set.secondReader, bothAgree: set.bothAgree } : {}), parts: Object.fromEntries(Object.entries(set.parts).map(([part, p]) => [part, p.overall])) }])) });
 }, { timeLimitMs: 900_000 });
 
 console.log = log;
