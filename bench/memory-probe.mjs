@@ -1,6 +1,7 @@
 // Preloaded into a benchmark's server (NODE_OPTIONS=--import): on SIGUSR2 it runs a full garbage
 // collection and writes what stays alive after it, one line on stderr:
-//   memory-probe {"liveHeapMb":..,"rssMb":..}
+//   memory-probe {"liveHeapMb":..,"rssMb":..,"youngMb":..}
+// (youngMb: the young generation's pages, which V8 grows with the rate of allocation)
 // A server's RSS says little about what it keeps: V8 sizes its heap to the garbage it makes and
 // rarely gives pages back. The heap alive after a full collection is what grows with a leak.
 // It changes nothing else in the server (a signal handler, and gc() made callable for it).
@@ -43,6 +44,8 @@ process.on('SIGUSR2', () => {
   gc();
   gc();
   const { heapUsed, rss } = process.memoryUsage();
-  process.stderr.write(`memory-probe ${JSON.stringify({ liveHeapMb: mb(heapUsed), rssMb: mb(rss) })}\n`);
+  const newSpaces = v8.getHeapSpaceStatistics().filter((space) => space.space_name.startsWith('new_'));
+  const youngMb = mb(newSpaces.reduce((sum, space) => sum + space.physical_space_size, 0));
+  process.stderr.write(`memory-probe ${JSON.stringify({ liveHeapMb: mb(heapUsed), rssMb: mb(rss), youngMb })}\n`);
   record({ liveHeap: mb(heapUsed) });
 });
