@@ -14,13 +14,15 @@
 // 0.8 on either. A missed target is a finding, not an error: the exit code is 0 unless the
 // measurement itself failed.
 //
-// Two sets are measured, each on its own site: the team's own (grounding-set.mjs, documents in
-// test/fixtures/grounding) and a second one written apart from the rules (grounding-second-set.mjs,
+// Three sets are measured, each on its own site: the team's own (grounding-set.mjs, documents in
+// test/fixtures/grounding), a second one written apart from the rules (grounding-second-set.mjs,
 // test/fixtures/grounding-second), whose held-out part is reported as figures only (its topics
-// are not printed one by one unless --show-held-out asks for them).
+// are not printed one by one unless --show-held-out asks for them), and a third written after
+// the rules by a writer who saw neither them nor the other sets (grounding-third-set.mjs,
+// test/fixtures/grounding-third), held out whole: figures only.
 //
 // Options: --json prints only the figures as JSON on stdout (the rest goes to stderr);
-//          --only <kind> runs the topics of one kind; --set first|second runs one set;
+//          --only <kind> runs the topics of one kind; --set first|second|third runs one set;
 //          --show-held-out prints the held-out topics' lines too;
 //          --explain <text> prints, for each topic containing the text, the topic's terms and
 //          how each retrieved document was judged (explainGrounding).
@@ -30,6 +32,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, buildApp, dist, makeApiKey, multipartFile, pollUntil, printResult, printTable, round, runBench, tempDir, verdict } from './lib.mjs';
 import * as firstSet from './grounding-set.mjs';
 import * as secondSet from './grounding-second-set.mjs';
+import * as thirdSet from './grounding-third-set.mjs';
 
 const { TARGETS, groundingFigures } = firstSet;
 
@@ -45,11 +48,11 @@ function parseArgs(argv) {
     else if (arg === '--set') options.set = argv[++i] ?? null;
     else if (arg === '--show-held-out') options.showHeldOut = true;
     else if (arg === '--explain') options.explain = (argv[++i] ?? '').toLowerCase();
-    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>, --set first|second, --show-held-out, --explain <text>)`);
+    else throw new Error(`unknown argument ${arg} (use --json, --only <kind>, --set first|second|third, --show-held-out, --explain <text>)`);
   }
-  const kinds = new Set([...firstSet.KINDS, ...secondSet.KINDS]);
+  const kinds = new Set([...firstSet.KINDS, ...secondSet.KINDS, ...thirdSet.KINDS]);
   if (options.only !== null && !kinds.has(options.only)) throw new Error(`--only takes one of ${[...kinds].join(', ')}`);
-  if (options.set !== null && !['first', 'second'].includes(options.set)) throw new Error('--set takes first or second');
+  if (options.set !== null && !['first', 'second', 'third'].includes(options.set)) throw new Error('--set takes first, second or third');
   return options;
 }
 
@@ -77,6 +80,13 @@ const SETS = [
       { name: 'tuning', topics: secondSet.TOPICS, shown: true },
       { name: 'held-out', topics: secondSet.HELD_OUT, shown: false },
     ],
+  },
+  {
+    name: 'third',
+    label: 'the third set, written after the rules by a writer who saw neither them nor the other sets, held out whole',
+    dir: path.join(FIXTURES_DIR, 'grounding-third'),
+    documents: thirdSet.DOCUMENTS,
+    parts: [{ name: 'held-out', topics: thirdSet.TOPICS, shown: false }],
   },
 ];
 
