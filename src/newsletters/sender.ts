@@ -192,6 +192,11 @@ export function newsletterSendHandler(deps: SenderDeps): JobHandler<NewsletterSe
               handled.catch(() => {});
               // The next message begins once the one before this has been recorded: two in flight at most.
               await before;
+              // That record has just released this message's end of data, which Nodemailer writes
+              // through its streams' ticks, after every promise reaction due now. Beginning the next
+              // message takes its turn after them, not ahead of them: the end of data is what the
+              // send waits on, the next message's envelope is not (it is early by a round trip).
+              await new Promise<void>((resolve) => setImmediate(resolve));
             }
             await handled;
           } catch (error) {

@@ -61,13 +61,13 @@ function instantStore(batch: NewsletterRecipientRow[], events: string[]) {
 const recordsIn = (events: string[]) => events.filter((event) => event.startsWith('record'));
 
 /** Runs the send handler over `store` with `deliver`. */
-const run = (store: NewsletterStore, deliver: DeliverMail, signal = new AbortController().signal) =>
+const run = (store: NewsletterStore, deliver: DeliverMail, signal = new AbortController().signal, limiter = new RateLimiter(1_000_000)) =>
   newsletterSendHandler({
     newsletters: store,
     source: { load: async () => ({ site, view, post }) },
     mailFrom: 'news@example.com',
     deliver,
-    limiter: new RateLimiter(1_000_000),
+    limiter,
     log: { warn: () => {} },
   }).run({ postId: 'post' }, signal, { id: 'job', siteId: 'site', attempts: 1, leaseOwner: 'test' } as never);
 
@@ -158,6 +158,22 @@ t.test('the next message begins while the one before it awaits the server; a thi
   t.notOk(events.includes('deliver s2'), 's2 waits for the record of s0 to commit');
   commitNext();
   await until(t, () => events.includes('deliver s2'), 'deliver s2');
+  commitNext();
+  await until(t, () => events.includes('record s2 sent'), 'record s2');
+  commitNext();
+  t.match(await sending, { sent: 3 });
+});
+
+t.test("a record's release of the next message's end of data goes out before the message after it begins", async (t) => {
+  const events: string[] = [];
+  const { store, commitNext } = slowStore(recipientsOf(3), events);
+  // A limiter that never waits: nothing but the sender itself orders the two.
+  const sending = run(store, recordingDeliver(events), undefined, { wait: async () => {} } as unknown as RateLimiter);
+  await until(t, () => events.includes('record s0 sent'), 'record s0');
+  commitNext();
+  await until(t, () => events.includes('deliver s2'), 'deliver s2');
+  const ended = events.indexOf('data ended s1');
+  t.ok(ended !== -1 && ended < events.indexOf('deliver s2'), "s1's end of data went out before s2 began");
   commitNext();
   await until(t, () => events.includes('record s2 sent'), 'record s2');
   commitNext();
