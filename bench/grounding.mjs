@@ -121,7 +121,7 @@ async function uploadDocuments(app, apiKey, dir, documents) {
 }
 
 const readingRow = (f) => ({ relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall) });
-const row = (kind, f) => ({ kind, topics: f.topics, relevant: f.relevant, drawn: f.drawn, 'drawn & relevant': f.hits, precision: figure(f.precision), recall: figure(f.recall), exact: `${f.exact}/${f.topics}` });
+const row = (kind, f) => ({ kind, topics: f.topics, ...readingRow(f), exact: `${f.exact}/${f.topics}` });
 
 function printTopics(results) {
   console.log('\nper topic: ✓ drawn and relevant, ✗ drawn but not relevant, missed: relevant but not drawn');

@@ -24,13 +24,15 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc');
 const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
 
+/** The young generation's (the new spaces') `size` in MB: space_size, or physical_space_size for its pages. */
+const youngMb = (size) => mb(v8.getHeapSpaceStatistics().filter((space) => space.space_name.startsWith('new_')).reduce((sum, space) => sum + space[size], 0));
+
 const dir = process.env.MEMORY_PROBE_DIR;
 const record = (extra = {}) => {
   if (!dir) return;
   const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
   // The young generation's share of heapTotal: V8 grows it with the rate of allocation.
-  const young = v8.getHeapSpaceStatistics().filter((space) => space.space_name.startsWith('new_')).reduce((sum, space) => sum + space.space_size, 0);
-  const line = { t: Date.now(), rss: mb(rss), heapTotal: mb(heapTotal), young: mb(young), heapUsed: mb(heapUsed), external: mb(external), arrayBuffers: mb(arrayBuffers), ...extra };
+  const line = { t: Date.now(), rss: mb(rss), heapTotal: mb(heapTotal), young: youngMb('space_size'), heapUsed: mb(heapUsed), external: mb(external), arrayBuffers: mb(arrayBuffers), ...extra };
   try {
     fs.appendFileSync(path.join(dir, `${process.pid}${isMainThread ? '' : `.worker${threadId}`}.jsonl`), `${JSON.stringify(line)}\n`);
   } catch {
@@ -44,8 +46,6 @@ process.on('SIGUSR2', () => {
   gc();
   gc();
   const { heapUsed, rss } = process.memoryUsage();
-  const newSpaces = v8.getHeapSpaceStatistics().filter((space) => space.space_name.startsWith('new_'));
-  const youngMb = mb(newSpaces.reduce((sum, space) => sum + space.physical_space_size, 0));
-  process.stderr.write(`memory-probe ${JSON.stringify({ liveHeapMb: mb(heapUsed), rssMb: mb(rss), youngMb })}\n`);
+  process.stderr.write(`memory-probe ${JSON.stringify({ liveHeapMb: mb(heapUsed), rssMb: mb(rss), youngMb: youngMb('physical_space_size') })}\n`);
   record({ liveHeap: mb(heapUsed) });
 });
